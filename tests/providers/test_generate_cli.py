@@ -122,3 +122,41 @@ def test_unknown_model_exits_with_a_message(
         )
     assert caught.value.code == 1
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_provider_options_are_toml_values_or_text() -> None:
+    from passbench.cli.generate import parse_provider_options
+
+    assert parse_provider_options(
+        [
+            "max_model_len=4096",
+            "enforce_eager=true",
+            "dtype=bfloat16",
+            'tokenizer="t/x"',
+            "a=[1, 2]",
+        ]
+    ) == {
+        "max_model_len": 4096,
+        "enforce_eager": True,
+        "dtype": "bfloat16",
+        "tokenizer": "t/x",
+        "a": [1, 2],
+    }
+
+
+def test_a_malformed_option_exits_with_a_message(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from passbench.cli import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(
+            [
+                *("generate", "--model", "m", "-p", "openai", "--option", "max_model_len"),
+                *("--tasks", "BigCodeBench/0", "--data-dir", str(data_dir)),
+                *("-o", str(tmp_path / "x.jsonl")),
+            ]
+        )
+    assert caught.value.code == 2
+    assert "field 'option': expected KEY=VALUE, got 'max_model_len'" in capsys.readouterr().err
+    assert not (tmp_path / "x.jsonl").exists()

@@ -19,82 +19,18 @@ from .helpers import chat_prompt, config, run, text_prompt
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
 
-CHAT_TEMPLATE = (
-    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}"
-    "{% if not loop.last or m['role'] != 'assistant' %}<|end|>{% endif %}{% endfor %}"
-    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
-)
-WORDS = [
-    "def",
-    "return",
-    "add",
-    "a",
-    "b",
-    "x",
-    "y",
-    "print",
-    "for",
-    "in",
-    "range",
-    "if",
-    "else",
-    "import",
-    "python",
-    "```",
-    "(",
-    ")",
-    ":",
-    ",",
-    "+",
-    "-",
-    "=",
-    "0",
-    "1",
-    "2",
-]
-
-
-def _make_model(path: Path, *, chat: bool) -> Path:
-    vocab = {"<pad>": 0, "<eos>": 1, "<unk>": 2, "\n": 3, " ": 4}
-    for word in WORDS + [chr(c) for c in range(ord("a"), ord("z") + 1)]:
-        vocab.setdefault(word, len(vocab))
-    model = tokenizers.models.WordLevel(vocab=vocab, unk_token="<unk>")
-    raw = tokenizers.Tokenizer(model)
-    raw.pre_tokenizer = tokenizers.pre_tokenizers.Split(" ", behavior="isolated")
-    raw.decoder = tokenizers.decoders.Fuse()
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=raw, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>"
-    )
-    if chat:
-        tokenizer.chat_template = CHAT_TEMPLATE
-    torch.manual_seed(0)
-    gpt = transformers.GPT2LMHeadModel(
-        transformers.GPT2Config(
-            vocab_size=len(vocab),
-            n_positions=256,
-            n_embd=16,
-            n_layer=1,
-            n_head=2,
-            bos_token_id=1,
-            eos_token_id=1,
-            pad_token_id=0,
-        )
-    )
-    tokenizer.save_pretrained(path)
-    gpt.save_pretrained(path)
-    return path
+from .tiny_models import make_tiny_gpt2  # noqa: E402 - needs torch and transformers
 
 
 @pytest.fixture(scope="module")
 def chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _make_model(tmp_path_factory.mktemp("chat-model"), chat=True)
+    return make_tiny_gpt2(tmp_path_factory.mktemp("chat-model"), chat=True)
 
 
 @pytest.fixture(scope="module")
 def base_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _make_model(tmp_path_factory.mktemp("base-model"), chat=False)
+    return make_tiny_gpt2(tmp_path_factory.mktemp("base-model"), chat=False)
 
 
 def test_render_prompt_with_template_and_prefill(chat_model: Path) -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -49,6 +50,11 @@ from passbench.providers import ModelConfig, ResponseCache, load_model_config
 from passbench.records import Task
 from passbench.settings import paths_from
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Where sample and result files go unless --output-dir says otherwise.
@@ -65,6 +71,14 @@ _GENERATION_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         help="TOML with [models.NAME] tables (default: ./passbench.toml when it exists).",
     ),
     click.option("--revision", help="Model revision (hf, vllm; default main, in file names too)."),
+    click.option(
+        "--option",
+        "provider_options",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Provider option, as in [models.NAME.options] (repeatable; VALUE is read as a TOML "
+        "value, else as text), e.g. --option max_model_len=4096 --option device=cpu.",
+    ),
     benchmark_option,
     version_option,
     split_option,
@@ -163,14 +177,32 @@ def model_config(options: Mapping[str, Any]) -> ModelConfig:
         )
     }
     flags["stop"] = list(options["stop"]) or None
+    provider_options = parse_provider_options(options["provider_options"])
     if options["revision"]:
-        flags["options"] = {"revision": options["revision"]}
+        provider_options["revision"] = options["revision"]
+    if provider_options:
+        flags["options"] = provider_options
     config = load_model_config(options["model"], path=config_path, flags=flags)
     if config.params.max_new_tokens is None:
         config = replace(config, params=replace(config.params, max_new_tokens=1280))
     if config.params.temperature is None:
         config = replace(config, params=replace(config.params, temperature=0.0))
     return config
+
+
+def parse_provider_options(items: Sequence[str]) -> dict[str, Any]:
+    """--option KEY=VALUE pairs; VALUE is a TOML value (4096, true, "x", [1, 2]) or else text."""
+    parsed: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"expected KEY=VALUE, got {item!r}", field="option")
+        try:
+            parsed[key] = tomllib.loads(f"value = {text}")["value"]
+        except tomllib.TOMLDecodeError:
+            parsed[key] = text
+    return parsed
 
 
 def _positions(text: str) -> tuple[int, int]:

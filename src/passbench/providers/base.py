@@ -18,7 +18,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from passbench.errors import ProviderError
 
 #: Why a call failed, as far as the wire tells (see `classify` in `passbench.providers.errors`).
-FailureKind = Literal["http", "timeout", "connection", "malformed"]
+# "invalid": a local engine refused the request itself (a prompt longer than the model's
+# context); asking again cannot help.
+FailureKind = Literal["http", "timeout", "connection", "malformed", "invalid"]
 
 
 @dataclass(frozen=True)

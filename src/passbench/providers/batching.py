@@ -5,6 +5,11 @@ local engine is fastest when it sees them all together, so its provider hands ea
 `MicroBatcher`: calls that arrive while the engine is busy (or within `wait_s` of each other)
 run as one batch, grouped by a key (calls with different sampling settings cannot share one
 engine call). Batches run one at a time in a worker thread, so the event loop stays free.
+
+`run` returns one result per item; a result that is an exception is raised to that item's caller
+alone (one bad prompt must not fail the hundreds batched with it). An exception raised by `run`
+itself reaches every caller of the batch. A batcher may serve several event loops one after the
+other (each `asyncio.run` of a caller that reuses the provider): its loop-bound state is renewed.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ class MicroBatcher(Generic[Item, Result]):
 
     def __init__(
         self,
-        run: Callable[[Hashable, Sequence[Item]], Sequence[Result]],
+        run: Callable[[Hashable, Sequence[Item]], Sequence[Result | BaseException]],
         *,
         max_batch: int = 64,
         wait_s: float = 0.02,
@@ -40,14 +45,18 @@ class MicroBatcher(Generic[Item, Result]):
         self._pending: dict[Hashable, list[_Waiting[Item, Result]]] = {}
         self._worker: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
+        self._loop_of_state: asyncio.AbstractEventLoop | None = None
         self.batches_run = 0
 
     async def submit(self, key: Hashable, item: Item) -> Result:
         loop = asyncio.get_running_loop()
+        if self._loop_of_state is not loop:
+            # Calls left over from a closed loop can never be answered; start afresh here.
+            self._loop_of_state, self._wake, self._worker = loop, asyncio.Event(), None
+            self._pending.clear()
+        assert self._wake is not None
         future: asyncio.Future[Result] = loop.create_future()
         self._pending.setdefault(key, []).append(_Waiting(item, future))
-        if self._wake is None:
-            self._wake = asyncio.Event()
         self._wake.set()
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._loop())
@@ -85,5 +94,9 @@ class MicroBatcher(Generic[Item, Result]):
                 continue
             self.batches_run += 1
             for waiting, result in zip(group, results, strict=True):
-                if not waiting.future.done():
+                if waiting.future.done():
+                    continue
+                if isinstance(result, BaseException):
+                    waiting.future.set_exception(result)
+                else:
                     waiting.future.set_result(result)

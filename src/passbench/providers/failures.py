@@ -140,6 +140,8 @@ def http_failure(
 
 def classify(error: ProviderCallError) -> Verdict:
     """What the runner should do about a failed call."""
+    if error.kind == "invalid":
+        return "permanent"
     if error.kind != "http" or error.status is None:
         return "transient"  # timeouts, refused / reset connections, bodies we could not read
     if error.status == 429:

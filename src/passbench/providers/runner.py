@@ -274,7 +274,7 @@ class ModelRunner:
             async with self._semaphore:
                 if self._stopped:
                     raise _Stopped
-                response, latency = await self._call(request)
+                response, latency = await self._call(request, job.prompt.task_id)
             choices = response.choices[: len(pending)]
             if not choices:
                 raise ProviderError(
@@ -291,7 +291,7 @@ class ModelRunner:
             return params
         return replace(params, seed=params.seed + first_index)
 
-    async def _call(self, request: ProviderRequest) -> tuple[ProviderResponse, float]:
+    async def _call(self, request: ProviderRequest, task_id: str) -> tuple[ProviderResponse, float]:
         """One call with rate limiting, timeout, and retries; returns (response, latency)."""
         attempt = 0
         while True:
@@ -318,13 +318,13 @@ class ModelRunner:
                 if verdict in ("rejected", "permanent"):
                     self._stopped = True  # before the semaphore is released to the next worker
                     raise PermanentProviderError(
-                        f"{self.provider.name} model {self.provider.model}: {error}"
+                        f"{self.provider.name} model {self.provider.model} ({task_id}): {error}"
                     ) from error
                 attempt += 1
                 if attempt > self.retry.max_retries:
                     raise ProviderError(
-                        f"{self.provider.name} model {self.provider.model}: giving up after "
-                        f"{attempt} tries: {error}"
+                        f"{self.provider.name} model {self.provider.model} ({task_id}): "
+                        f"giving up after {attempt} tries: {error}"
                     ) from error
                 self.usage.retries += 1
                 if verdict == "rate_limit":

@@ -5,10 +5,17 @@ with one SamplingParams per prompt (so per-sample seeds survive batching); vLLM 
 batch itself. Prompts are rendered like the hf provider's (chat template when the tokenizer has
 one, prefill by cutting a rendered answer at a marker; direct completion otherwise).
 
+A prompt longer than the engine's context (`max_model_len`) would make vLLM reject the whole
+batch it arrived in; it is caught before batching and stops the run with a message naming the
+task and both lengths. Sample k of a prompt is seeded `seed + k` however the samples are split
+across calls (vLLM seeds the i-th of n samples `seed + i`; the runner offsets `seed` by the first
+sample's index).
+
 For a vLLM *server*, use the openai provider with base_url instead.
 
-Options: tokenizer, dtype, tensor_parallel_size, max_model_len, gpu_memory_utilization,
-revision, trust_remote_code, direct_completion, batch_size (default 1024).
+Options: the engine arguments below go to `vllm.LLM` as named; any other engine argument goes
+in the `engine_args` table (`[models.NAME.options.engine_args]`). `direct_completion`, and
+`batch_size` (default 1024) are passbench's.
 """
 
 from __future__ import annotations
@@ -18,7 +25,14 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from passbench.providers.base import Capabilities, Choice, ProviderRequest, ProviderResponse
+from passbench.errors import InputError
+from passbench.providers.base import (
+    Capabilities,
+    Choice,
+    ProviderCallError,
+    ProviderRequest,
+    ProviderResponse,
+)
 from passbench.providers.batching import MicroBatcher
 from passbench.providers.config import ModelConfig
 from passbench.providers.hf import render_prompt
@@ -33,6 +47,13 @@ _ENGINE_OPTIONS = (
     "gpu_memory_utilization",
     "revision",
     "trust_remote_code",
+    "enforce_eager",
+    "quantization",
+    "max_num_seqs",
+    "enable_prefix_caching",
+    "download_dir",
+    "kv_cache_memory_bytes",
+    "seed",
 )
 
 
@@ -49,6 +70,7 @@ class VLLMProvider:
         self._vllm = vllm
         self._engine = engine
         self._tokenizer = engine.get_tokenizer()
+        self._max_model_len = _max_model_len(engine)
         self.model = config.model
         self._direct = bool(config.options.get("direct_completion", False))
         has_template = getattr(self._tokenizer, "chat_template", None) is not None
@@ -91,8 +113,21 @@ class VLLMProvider:
         }
         return self._vllm.SamplingParams(**{k: v for k, v in values.items() if v is not None})
 
+    def _check_length(self, prompt: str) -> None:
+        if self._max_model_len is None:
+            return
+        length = len(self._tokenizer.encode(prompt))
+        if length >= self._max_model_len:
+            raise ProviderCallError(
+                f"the prompt has {length} tokens; the engine's context (max_model_len) is "
+                f"{self._max_model_len}, which leaves no room for an answer: raise "
+                "options.max_model_len, if the model allows it",
+                kind="invalid",
+            )
+
     async def generate(self, request: ProviderRequest) -> ProviderResponse:
         prompt = render_prompt(self._tokenizer, request, direct_completion=self._direct)
+        self._check_length(prompt)
         output = await self._batcher.submit("all", _Item(prompt, self._sampling(request)))
         return ProviderResponse(
             choices=tuple(
@@ -104,12 +139,36 @@ class VLLMProvider:
         )
 
     async def aclose(self) -> None:
-        self._engine = None
+        engine, self._engine = self._engine, None
+        # Stop vLLM's engine process now rather than whenever the engine is collected.
+        core = getattr(getattr(engine, "llm_engine", None), "engine_core", None)
+        if core is not None and hasattr(core, "shutdown"):
+            core.shutdown()
+
+
+def _max_model_len(engine: Any) -> int | None:
+    try:
+        return int(engine.llm_engine.model_config.max_model_len)
+    except (AttributeError, TypeError, ValueError):  # an engine that does not say
+        return None
+
+
+def engine_arguments(config: ModelConfig) -> dict[str, Any]:
+    """The keyword arguments for `vllm.LLM`, from the model's options."""
+    options = dict(config.options)
+    arguments = {key: options[key] for key in _ENGINE_OPTIONS if key in options}
+    extra = options.get("engine_args", {})
+    if not isinstance(extra, Mapping):
+        raise InputError(
+            f"vllm model {config.model}: options.engine_args must be a table of vllm.LLM "
+            f"arguments, not {type(extra).__name__}"
+        )
+    arguments.update(extra)
+    arguments.pop("model", None)  # the model is --model
+    return arguments
 
 
 def create(config: ModelConfig, environ: Mapping[str, str]) -> VLLMProvider:
     vllm = require_sdk("vllm", NAME)
-    options = dict(config.options)
-    engine_args = {key: options[key] for key in _ENGINE_OPTIONS if key in options}
-    engine = vllm.LLM(model=config.model, **engine_args)
+    engine = vllm.LLM(model=config.model, **engine_arguments(config))
     return VLLMProvider(vllm, engine, config)
