@@ -160,3 +160,33 @@ def test_a_malformed_option_exits_with_a_message(
     assert caught.value.code == 2
     assert "field 'option': expected KEY=VALUE, got 'max_model_len'" in capsys.readouterr().err
     assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("provider", "temperature", "top_p", "expected"),
+    [
+        ("openai", 0.8, None, 0.95),  # the official OpenAI, vLLM and transformers backends
+        ("vllm", 0.8, None, 0.95),
+        ("hf", 0.8, None, 0.95),
+        ("anthropic", 0.8, None, None),  # the official Anthropic backend sends none
+        ("openai", None, None, None),  # greedy: top_p changes nothing, none is sent
+        ("openai", 0.8, 1.0, 1.0),  # the user's wins
+    ],
+)
+def test_sampling_defaults_follow_the_official_backend(
+    provider: str, temperature: float | None, top_p: float | None, expected: float | None
+) -> None:
+    from passbench.cli.generate import model_config
+
+    options = dict.fromkeys(
+        (
+            *("config_path", "base_url", "max_new_tokens", "seed", "reasoning_effort"),
+            *("thinking_budget", "concurrency", "requests_per_minute", "tokens_per_minute"),
+            *("timeout_s", "revision"),
+        )
+    )
+    options |= {"model": "m", "provider": provider, "stop": (), "provider_options": ()}
+    options |= {"temperature": temperature, "top_p": top_p}
+    params = model_config(options).params
+    assert params.top_p == expected
+    assert params.temperature == (temperature or 0.0) and params.max_new_tokens == 1280

@@ -47,6 +47,7 @@ from passbench.pipeline import (
     sample_identifier,
 )
 from passbench.providers import ModelConfig, ResponseCache, load_model_config
+from passbench.providers.registry import official_sampling_top_p
 from passbench.records import Task
 from passbench.settings import paths_from
 
@@ -155,7 +156,8 @@ class Selection:
 
 def model_config(options: Mapping[str, Any]) -> ModelConfig:
     """The model's settings: its [models.NAME] table (if any) with the flags on top, and the
-    official defaults (1280 new tokens, greedy) for what neither sets."""
+    official defaults for what neither sets: 1280 new tokens, greedy, and when sampling the
+    top_p the official tool uses with that provider."""
     config_path = options["config_path"]
     if config_path is None and Path("passbench.toml").is_file():
         config_path = Path("passbench.toml")
@@ -187,6 +189,10 @@ def model_config(options: Mapping[str, Any]) -> ModelConfig:
         config = replace(config, params=replace(config.params, max_new_tokens=1280))
     if config.params.temperature is None:
         config = replace(config, params=replace(config.params, temperature=0.0))
+    if config.params.temperature and config.params.top_p is None:
+        top_p = official_sampling_top_p(config)
+        if top_p is not None:
+            config = replace(config, params=replace(config.params, top_p=top_p))
     return config
 
 

@@ -25,6 +25,9 @@ from passbench.providers.config import ModelConfig
 from passbench.providers.registry import require_sdk
 
 NAME = "hf"
+#: The default top_p when sampling: what the official tool uses here
+#: (bigcodebench/provider/hf.py).
+OFFICIAL_SAMPLING_TOP_P = 0.95
 # Marker used to cut a rendered chat at the start of the assistant's prefilled answer.
 _SPLITTER = "-[[]]-this-is-really-our-highest-priority-[[]]-"
 

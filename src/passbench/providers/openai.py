@@ -37,6 +37,9 @@ from passbench.providers.registry import require_sdk
 from passbench.providers.sdkerrors import reading_response, translate_sdk_error
 
 NAME = "openai"
+#: The default top_p when sampling: what the official tool uses here
+#: (bigcodebench/gen/util/openai_request.py).
+OFFICIAL_SAMPLING_TOP_P = 0.95
 # vLLM and SGLang: continue the last assistant message instead of starting a new one.
 _PREFILL_BODY = {"continue_final_message": True, "add_generation_prompt": False}
 

@@ -78,6 +78,14 @@ def official_name_suffix(config: ModelConfig) -> str:
     return suffix(config) if suffix is not None else ""
 
 
+def official_sampling_top_p(config: ModelConfig) -> float | None:
+    """The top_p the official tool samples with on this provider's backend (its module's optional
+    `OFFICIAL_SAMPLING_TOP_P`): 0.95 for OpenAI, vLLM and transformers; none elsewhere."""
+    module = importlib.import_module(provider_entry(config.provider).module)
+    value: float | None = getattr(module, "OFFICIAL_SAMPLING_TOP_P", None)
+    return value
+
+
 def create_provider(config: ModelConfig, environ: Mapping[str, str] | None = None) -> Provider:
     """Build the provider named by `config.provider` (its SDK is imported now, not before)."""
     entry = provider_entry(config.provider)

@@ -39,6 +39,9 @@ from passbench.providers.hf import render_prompt
 from passbench.providers.registry import require_sdk
 
 NAME = "vllm"
+#: The default top_p when sampling: what the official tool uses here
+#: (bigcodebench/provider/vllm.py).
+OFFICIAL_SAMPLING_TOP_P = 0.95
 _ENGINE_OPTIONS = (
     "tokenizer",
     "dtype",
