@@ -150,6 +150,14 @@ def test_stop_sequences_end_the_answer_before_them(chat_provider: Provider) -> N
 
 
 @in_process
+def test_answers_keep_special_tokens_as_the_official_backend_decodes(
+    chat_provider: Provider,
+) -> None:
+    request = ProviderRequest(text="x", params=GenerationParams(max_new_tokens=4))
+    assert chat_provider._sampling(request).skip_special_tokens is False  # type: ignore[attr-defined]
+
+
+@in_process
 def test_a_prompt_longer_than_the_context_stops_the_run_naming_the_task(
     chat_provider: Provider,
 ) -> None:

@@ -14,8 +14,9 @@ sample's index).
 For a vLLM *server*, use the openai provider with base_url instead.
 
 Options: the engine arguments below go to `vllm.LLM` as named; any other engine argument goes
-in the `engine_args` table (`[models.NAME.options.engine_args]`). `direct_completion`, and
-`batch_size` (default 1024) are passbench's.
+in the `engine_args` table (`[models.NAME.options.engine_args]`). `direct_completion`,
+`skip_special_tokens` (default false, as the official vLLM backend decodes) and `batch_size`
+(default 1024) are passbench's.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class VLLMProvider:
         self._max_model_len = _max_model_len(engine)
         self.model = config.model
         self._direct = bool(config.options.get("direct_completion", False))
+        # False as in the official vLLM backend: the answer is decoded with every token it has.
+        self._skip_special_tokens = bool(config.options.get("skip_special_tokens", False))
         has_template = getattr(self._tokenizer, "chat_template", None) is not None
         self._capabilities = Capabilities(
             chat=has_template and not self._direct,
@@ -113,6 +116,7 @@ class VLLMProvider:
             "max_tokens": p.max_new_tokens,
             "stop": list(p.stop) or None,
             "seed": p.seed,
+            "skip_special_tokens": self._skip_special_tokens,
         }
         return self._vllm.SamplingParams(**{k: v for k, v in values.items() if v is not None})
 
