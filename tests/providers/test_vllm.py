@@ -24,6 +24,7 @@ import pytest
 from passbench.errors import PermanentProviderError
 from passbench.providers import ModelConfig, ModelRunner, Provider, create_provider
 from passbench.providers.base import GenerationParams, ProviderRequest
+from passbench.providers.vllm import _Item
 from passbench.records import Completion, Prompt
 
 from .helpers import chat_prompt, config
@@ -171,6 +172,26 @@ def test_a_prompt_longer_than_the_context_stops_the_run_naming_the_task(
     assert "(T/long)" in message and "max_model_len" in message and "128" in message
     # the engine was never handed the bad prompt and still answers
     assert len(_generate(chat_provider, cfg, [chat_prompt("T/after", "add")], 1)) == 1
+
+
+@in_process
+def test_a_prompt_the_engine_refuses_fails_alone_not_its_batch(chat_provider: Provider) -> None:
+    # Past the length check (called directly): vLLM refuses the long prompt as it adds it,
+    # which drops the whole generate() call; the others must still be answered.
+    sampling = chat_provider._sampling(  # type: ignore[attr-defined]
+        ProviderRequest(text="x", params=GenerationParams(max_new_tokens=4))
+    )
+    items = [_Item(prompt, sampling) for prompt in ("add 1", " ".join(["a"] * 200), "add 2")]
+
+    results = chat_provider._run_batch("all", items)  # type: ignore[attr-defined]
+
+    assert [type(result).__name__ for result in results] == [
+        "RequestOutput",
+        "ProviderCallError",
+        "RequestOutput",
+    ]
+    assert results[1].kind == "invalid" and "refused" in str(results[1])
+    assert all(len(results[i].outputs[0].token_ids) > 0 for i in (0, 2))
 
 
 @in_process

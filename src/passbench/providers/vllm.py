@@ -1,15 +1,17 @@
-"""vLLM's offline engine (`vllm.LLM`) in this process, fed in large batches.
+"""vLLM's offline engine (`vllm.LLM`), driven from this process and fed in large batches.
 
 Concurrent calls from the runner are gathered by a MicroBatcher into one `LLM.generate` call
 with one SamplingParams per prompt (so per-sample seeds survive batching); vLLM schedules the
 batch itself. Prompts are rendered like the hf provider's (chat template when the tokenizer has
 one, prefill by cutting a rendered answer at a marker; direct completion otherwise).
 
-A prompt longer than the engine's context (`max_model_len`) would make vLLM reject the whole
-batch it arrived in; it is caught before batching and stops the run with a message naming the
-task and both lengths. Sample k of a prompt is seeded `seed + k` however the samples are split
-across calls (vLLM seeds the i-th of n samples `seed + i`; the runner offsets `seed` by the first
-sample's index).
+vLLM drops a whole batch when it refuses one of its prompts. A prompt longer than the engine's
+context (`max_model_len`) is caught before batching and stops the run with a message naming the
+task and both lengths; for any other refusal the batch is halved until the refused prompt stands
+alone, and only its own call fails.
+
+Sample k of a prompt is seeded `seed + k` however the samples are split across calls (vLLM
+seeds the i-th of n samples `seed + i`; the runner offsets `seed` by the first sample's index).
 
 For a vLLM *server*, use the openai provider with base_url instead.
 
@@ -21,6 +23,7 @@ in the `engine_args` table (`[models.NAME.options.engine_args]`). `direct_comple
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -75,6 +78,7 @@ class VLLMProvider:
         self._engine = engine
         self._tokenizer = engine.get_tokenizer()
         self._max_model_len = _max_model_len(engine)
+        self._refusals = _refusal_types(vllm)
         self.model = config.model
         self._direct = bool(config.options.get("direct_completion", False))
         # False as in the official vLLM backend: the answer is decoded with every token it has.
@@ -100,12 +104,21 @@ class VLLMProvider:
         return self._capabilities
 
     def _run_batch(self, key: Hashable, items: Sequence[_Item]) -> list[Any]:
-        outputs = self._engine.generate(
-            [item.prompt for item in items],
-            [item.sampling for item in items],
-            use_tqdm=False,
-        )
-        return list(outputs)
+        """One `LLM.generate` for the batch. vLLM validates each request as it adds it and drops
+        the whole batch when it refuses one; then the batch is halved until the refused prompts
+        stand alone, each answered with its own error, and the others are generated."""
+        try:
+            outputs = self._engine.generate(
+                [item.prompt for item in items],
+                [item.sampling for item in items],
+                use_tqdm=False,
+            )
+            return list(outputs)
+        except self._refusals as error:
+            if len(items) == 1:
+                return [ProviderCallError(f"vLLM refused the prompt: {error}", kind="invalid")]
+        middle = len(items) // 2
+        return self._run_batch(key, items[:middle]) + self._run_batch(key, items[middle:])
 
     def _sampling(self, request: ProviderRequest) -> Any:
         p = request.params
@@ -151,6 +164,16 @@ class VLLMProvider:
         core = getattr(getattr(engine, "llm_engine", None), "engine_core", None)
         if core is not None and hasattr(core, "shutdown"):
             core.shutdown()
+
+
+def _refusal_types(vllm: ModuleType) -> tuple[type[BaseException], ...]:
+    """What vLLM raises for a request it will not take: ValueError in older releases,
+    vllm.exceptions.VLLMClientError (validation errors) in newer ones."""
+    try:
+        client_error = importlib.import_module("vllm.exceptions").VLLMClientError
+    except (ImportError, AttributeError):
+        return (ValueError,)
+    return (ValueError, client_error)
 
 
 def _max_model_len(engine: Any) -> int | None:
