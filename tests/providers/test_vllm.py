@@ -67,9 +67,10 @@ def test_in_the_vllm_environment(data_dir: Path) -> None:
     )
     report = result.stdout[-8000:] + result.stderr[-4000:]
     assert result.returncode == 0, report
-    passed = re.search(r"(\d+) passed", result.stdout)
-    assert passed is not None and int(passed.group(1)) >= 5, report
-    assert "failed" not in result.stdout.splitlines()[-1], report
+    summary = result.stdout.strip().splitlines()[-1]
+    # every test of the file ran and passed there, but this one (skipped where vllm imports)
+    assert re.search(r"\b\d+ passed, 1 skipped\b", summary), report
+    assert not re.search(r"failed|error|deselected|xfail", summary), report
 
 
 # ---- in-process, where vllm is importable -------------------------------------------------
