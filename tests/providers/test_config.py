@@ -8,6 +8,7 @@ import pytest
 
 from passbench.errors import InputError
 from passbench.providers import Capabilities, load_model_config
+from passbench.providers.config import parse_provider_options
 
 TOML = """
 [models.gpt4o]
@@ -77,3 +78,21 @@ def test_invalid_toml(tmp_path: Path) -> None:
     path.write_text("[models\n")
     with pytest.raises(InputError, match="invalid TOML"):
         load_model_config("m", path=path)
+
+
+def test_provider_options_are_toml_values_or_text() -> None:
+    assert parse_provider_options(
+        [
+            "max_model_len=4096",
+            "enforce_eager=true",
+            "dtype=bfloat16",
+            'tokenizer="t/x"',
+            "a=[1, 2]",
+        ]
+    ) == {
+        "max_model_len": 4096,
+        "enforce_eager": True,
+        "dtype": "bfloat16",
+        "tokenizer": "t/x",
+        "a": [1, 2],
+    }

@@ -124,26 +124,6 @@ def test_unknown_model_exits_with_a_message(
     assert not (tmp_path / "x.jsonl").exists()
 
 
-def test_provider_options_are_toml_values_or_text() -> None:
-    from passbench.cli.generate import parse_provider_options
-
-    assert parse_provider_options(
-        [
-            "max_model_len=4096",
-            "enforce_eager=true",
-            "dtype=bfloat16",
-            'tokenizer="t/x"',
-            "a=[1, 2]",
-        ]
-    ) == {
-        "max_model_len": 4096,
-        "enforce_eager": True,
-        "dtype": "bfloat16",
-        "tokenizer": "t/x",
-        "a": [1, 2],
-    }
-
-
 def test_a_malformed_option_exits_with_a_message(
     data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

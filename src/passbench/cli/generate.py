@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -47,14 +46,10 @@ from passbench.pipeline import (
     sample_identifier,
 )
 from passbench.providers import ModelConfig, ResponseCache, load_model_config
+from passbench.providers.config import parse_provider_options
 from passbench.providers.registry import official_sampling_top_p
 from passbench.records import Task
 from passbench.settings import paths_from
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -194,21 +189,6 @@ def model_config(options: Mapping[str, Any]) -> ModelConfig:
         if top_p is not None:
             config = replace(config, params=replace(config.params, top_p=top_p))
     return config
-
-
-def parse_provider_options(items: Sequence[str]) -> dict[str, Any]:
-    """--option KEY=VALUE pairs; VALUE is a TOML value (4096, true, "x", [1, 2]) or else text."""
-    parsed: dict[str, Any] = {}
-    for item in items:
-        key, sep, text = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise InputError(f"expected KEY=VALUE, got {item!r}", field="option")
-        try:
-            parsed[key] = tomllib.loads(f"value = {text}")["value"]
-        except tomllib.TOMLDecodeError:
-            parsed[key] = text
-    return parsed
 
 
 def _positions(text: str) -> tuple[int, int]:

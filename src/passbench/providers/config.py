@@ -26,7 +26,7 @@ Values are validated here (the I/O edge), with errors naming the file and field.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -221,6 +221,21 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise InputError("config file not found", path=path) from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"invalid TOML: {error}", path=path) from None
+
+
+def parse_provider_options(items: Sequence[str]) -> dict[str, Any]:
+    """--option KEY=VALUE pairs; VALUE is a TOML value (4096, true, "x", [1, 2]) or else text."""
+    parsed: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"expected KEY=VALUE, got {item!r}", field="option")
+        try:
+            parsed[key] = tomllib.loads(f"value = {text}")["value"]
+        except tomllib.TOMLDecodeError:
+            parsed[key] = text
+    return parsed
 
 
 def load_model_config(

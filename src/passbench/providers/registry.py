@@ -69,11 +69,16 @@ def require_sdk(module: str, provider: str) -> ModuleType:
         ) from None
 
 
+def _provider_module(name: str) -> ModuleType:
+    """The provider's own module (its SDK is imported only by its `create`)."""
+    return importlib.import_module(provider_entry(name).module)
+
+
 def official_name_suffix(config: ModelConfig) -> str:
     """What the provider adds to the model in official sample-file names (its module's optional
     `official_name_suffix(config) -> str`; the official tool names some backends' files so).
     Importing the module does not import its SDK."""
-    module = importlib.import_module(provider_entry(config.provider).module)
+    module = _provider_module(config.provider)
     suffix: Callable[[ModelConfig], str] | None = getattr(module, "official_name_suffix", None)
     return suffix(config) if suffix is not None else ""
 
@@ -81,14 +86,13 @@ def official_name_suffix(config: ModelConfig) -> str:
 def official_sampling_top_p(config: ModelConfig) -> float | None:
     """The top_p the official tool samples with on this provider's backend (its module's optional
     `OFFICIAL_SAMPLING_TOP_P`): 0.95 for OpenAI, vLLM and transformers; none elsewhere."""
-    module = importlib.import_module(provider_entry(config.provider).module)
+    module = _provider_module(config.provider)
     value: float | None = getattr(module, "OFFICIAL_SAMPLING_TOP_P", None)
     return value
 
 
 def create_provider(config: ModelConfig, environ: Mapping[str, str] | None = None) -> Provider:
     """Build the provider named by `config.provider` (its SDK is imported now, not before)."""
-    entry = provider_entry(config.provider)
-    module = importlib.import_module(entry.module)
+    module = _provider_module(config.provider)
     factory = cast(Factory, module.create)
     return factory(config, os.environ if environ is None else environ)
