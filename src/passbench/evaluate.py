@@ -13,17 +13,32 @@ import hashlib
 import json
 import platform
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from passbench import __version__
-from passbench.benchmarks import LoadedBenchmark, check_split, get_benchmark, load_benchmark
+from passbench import __version__, differential
+from passbench.benchmarks import (
+    DifferentialBenchmark,
+    LoadedBenchmark,
+    Phase,
+    check_split,
+    get_benchmark,
+    load_benchmark,
+)
 from passbench.errors import InputError, UnknownNameError
 from passbench.evalenv import EnvInfo, locate_env
 from passbench.progress import NullProgress, Progress
-from passbench.records import RESULT_SCHEMA_VERSION, ExecResult, Isolation, Program, Sample, Task
+from passbench.records import (
+    RESULT_SCHEMA_VERSION,
+    ErrorCategory,
+    ExecResult,
+    Isolation,
+    Program,
+    Sample,
+    Task,
+)
 from passbench.samplefile import read_samples, sample_file_stem, write_json_atomic
 from passbench.sandbox import open_sandbox
 from passbench.sandbox.base import Limits, SandboxConfig
@@ -54,6 +69,8 @@ class EvaluateSettings:
     pass_k: tuple[int, ...] = (1, 5, 10)
     timeout_per_task_s: float | None = None  # None = the benchmark's official default
     min_time_limit_s: float = OFFICIAL_MIN_TIME_LIMIT_S
+    # differential benchmarks: each input's limit is max(min_time_limit, factor x reference time)
+    gt_time_limit_factor: float = differential.DEFAULT_GT_TIME_LIMIT_FACTOR
     check_ground_truth: bool = True  # official: ground truth runs (or is cached) before samples
     workers: int = 0
     limits: Limits = field(default_factory=Limits)
@@ -168,6 +185,10 @@ class Evaluator:
         env_name = self.benchmark.env_name
         self.env: EnvInfo | None = locate_env(env_name, settings.env_dir) if env_name else None
         self.default_timeout_s = float(self.benchmark.default_timeout_s)
+        # differential benchmarks are judged on the host from their outputs (passbench.differential)
+        self.phased: DifferentialBenchmark | None = (
+            self.benchmark if isinstance(self.benchmark, DifferentialBenchmark) else None
+        )
 
     # -- shared pieces ---------------------------------------------------------------------
 
@@ -187,10 +208,20 @@ class Evaluator:
             "allow_network": limits.allow_network,
             "evalenv": self._env_description(),
             "limits": asdict(limits),
-            "timeout_per_task_s": self.settings.timeout_per_task_s or self.default_timeout_s,
+            "timeout_per_task_s": self._timeout_per_task(),
             "min_time_limit_s": self.settings.min_time_limit_s,
+            **(
+                {"gt_time_limit_factor": self.settings.gt_time_limit_factor}
+                if self.phased is not None
+                else {}
+            ),
             "n_tasks": len(self.tasks),
         }
+
+    def _timeout_per_task(self) -> float:
+        if self.settings.timeout_per_task_s is not None:
+            return self.settings.timeout_per_task_s
+        return self.default_timeout_s
 
     def _env_description(self) -> dict[str, str]:
         if self.env is None:
@@ -236,9 +267,16 @@ class Evaluator:
         description: str,
         *,
         reuse: bool,
+        identity: Callable[[Program], str] | None = None,
+        finalize: Callable[[Program, ExecResult], ExecResult] | None = None,
     ) -> tuple[dict[str, ExecResult], Isolation, int]:
-        """Run programs, journaling each verdict; with `reuse`, journaled ones are not re-run."""
-        shas = {program.key: program_sha(program.source) for program in programs}
+        """Run programs, journaling each verdict; with `reuse`, journaled ones are not re-run.
+
+        `identity` gives the hash a verdict is journaled under (default: the source's);
+        `finalize` turns the sandbox's result into the verdict (the differential judge)."""
+        identify = identity or (lambda program: program_sha(program.source))
+        shas = {program.key: identify(program) for program in programs}
+        by_key = {program.key: program for program in programs}
         results: dict[str, ExecResult] = {}
         if reuse:
             stored = journal.done(shas.values())
@@ -256,6 +294,8 @@ class Evaluator:
             with open_sandbox(self._sandbox_config(), warn=self.progress.warn) as sandbox:
                 isolation = sandbox.isolation
                 for result in sandbox.run(pending):
+                    if finalize is not None:
+                        result = finalize(by_key[result.key], result)
                     journal.record(shas[result.key], result)
                     results[result.key] = result
                     self.progress.advance(1, info=f"{result.task_id}: {result.status}")
@@ -308,6 +348,9 @@ class Evaluator:
     def ground_truth(self) -> tuple[GroundTruth, Isolation]:
         """Ground-truth verdicts for the selected tasks, from the cache where it has them
         (per dataset hash and environment), running only the canonical solutions it lacks."""
+        if self.phased is not None:
+            expected, isolation = self.expected_outputs()
+            return self._ground_truth_from_expected(expected), isolation
         with self._ground_truth_cache() as cache:
             programs = self._ground_truth_programs(cache)
             results, isolation, _ = self._execute(programs, cache, "ground truth", reuse=True)
@@ -322,16 +365,12 @@ class Evaluator:
         """
         output_dir.mkdir(parents=True, exist_ok=True)
         journal_path = output_dir / ".ground_truth.journal.sqlite"
-        with self._ground_truth_cache() as cache:
-            programs = self._ground_truth_programs(cache)
-            fingerprint = cache.fingerprint + ":" + _fingerprint([p.key for p in programs])
-            with Journal(journal_path, fingerprint) as journal:
-                results, isolation, _ = self._execute(
-                    programs, journal, "ground truth", reuse=self.settings.resume
-                )
-            for program in programs:
-                cache.record(program_sha(program.source), results[program.key])
-        truth = _ground_truth_from(programs, results)
+        if self.phased is not None:
+            # the expected-outputs cache is its own journal: computed afresh, stored as it goes
+            expected, isolation = self.expected_outputs(rerun=True)
+            truth = self._ground_truth_from_expected(expected)
+        else:
+            truth, isolation = self._rerun_ground_truth(journal_path)
         path = output_dir / "ground_truth.json"
         write_json_atomic(
             path,
@@ -346,6 +385,91 @@ class Evaluator:
         for leftover in output_dir.glob(journal_path.name + "*"):
             leftover.unlink()
         return GroundTruthOutcome(path=path, ground_truth=truth, isolation=isolation)
+
+    def _rerun_ground_truth(self, journal_path: Path) -> tuple[GroundTruth, Isolation]:
+        with self._ground_truth_cache() as cache:
+            programs = self._ground_truth_programs(cache)
+            fingerprint = cache.fingerprint + ":" + _fingerprint([p.key for p in programs])
+            with Journal(journal_path, fingerprint) as journal:
+                results, isolation, _ = self._execute(
+                    programs, journal, "ground truth", reuse=self.settings.resume
+                )
+            for program in programs:
+                cache.record(program_sha(program.source), results[program.key])
+        return _ground_truth_from(programs, results), isolation
+
+    # -- differential benchmarks: expected outputs -------------------------------------------
+
+    def _expected_store(self) -> differential.ExpectedStore:
+        folder = self.paths.cache_dir / "ground-truth"
+        folder.mkdir(parents=True, exist_ok=True)
+        fingerprint = _fingerprint(
+            {
+                "kind": "expected-outputs",
+                "codec": differential.expected.CODEC_VERSION,
+                "dataset_sha256": self.loaded.sha256,
+                "evalenv": self._env_description(),
+                "limits": asdict(self.settings.limits),
+            }
+        )
+        return differential.ExpectedStore(folder / "expected-outputs.sqlite", fingerprint)
+
+    def expected_outputs(
+        self, *, rerun: bool = False
+    ) -> tuple[dict[tuple[str, str], differential.ExpectedPhase], Isolation]:
+        """The reference's outputs and times for every phase of the selected tasks, by (task
+        id, phase): from the cache, computing in the sandbox what it lacks (all with `rerun`)."""
+        assert self.phased is not None
+        programs: list[Program] = []
+        where: dict[str, tuple[Task, Phase, str]] = {}
+        for task in self.tasks:
+            for phase in self.phased.phases(task):
+                program = differential.reference_program(
+                    task, phase, self.benchmark.canonical_code(task)
+                )
+                programs.append(program)
+                where[program.key] = (task, phase, differential.reference_sha(program))
+        isolation = Isolation.BUBBLEWRAP
+        with self._expected_store() as store:
+            found = (
+                {}
+                if rerun
+                else store.get_many(
+                    (task.task_id, phase.name, sha) for task, phase, sha in where.values()
+                )
+            )
+            pending = [p for p in programs if (p.task_id, where[p.key][1].name) not in found]
+            self.progress.start(len(programs), "expected outputs")
+            if found:
+                self.progress.advance(len(found), info=f"{len(found)} from the cache")
+            if pending:
+                with open_sandbox(self._sandbox_config(), warn=self.progress.warn) as sandbox:
+                    isolation = sandbox.isolation
+                    for result in sandbox.run(pending):
+                        task, phase, sha = where[result.key]
+                        expected = differential.expected_from(result, phase)
+                        store.put(task.task_id, phase.name, sha, expected)
+                        found[(task.task_id, phase.name)] = expected
+                        self.progress.advance(1, info=f"{task.task_id} {phase.name}")
+            self.progress.finish()
+        return found, isolation
+
+    def _ground_truth_from_expected(
+        self, expected: Mapping[tuple[str, str], differential.ExpectedPhase]
+    ) -> GroundTruth:
+        """The reference passes a task when it answered every input of every phase."""
+        assert self.phased is not None
+        tasks: dict[str, dict[str, Any]] = {}
+        for task in self.tasks:
+            phases = [expected[(task.task_id, phase.name)] for phase in self.phased.phases(task)]
+            failed = [phase for phase in phases if not phase.ok]
+            tasks[task.task_id] = {
+                "status": "fail" if failed else "pass",
+                "duration_s": round(sum(phase.duration_s for phase in phases), 4),
+                "category": ErrorCategory.EXCEPTION.value if failed else None,
+                "reason": failed[0].reason if failed else "",
+            }
+        return GroundTruth(tasks)
 
     # -- samples ---------------------------------------------------------------------------
 
@@ -378,51 +502,27 @@ class Evaluator:
                 "(recorded as missing_tasks; pass@k is over the tasks with samples)"
             )
 
-        truth: GroundTruth | None = None
-        if self.settings.check_ground_truth:
-            truth, _ = self.ground_truth()
-
         stem = sample_file_stem(samples_path)
         target = output_dir if output_dir is not None else samples_path.parent
         target.mkdir(parents=True, exist_ok=True)
-        programs: list[Program] = []
-        codes: list[str] = []
-        for sample in samples:
-            task = selected[sample.task_id]
-            gt_time = truth.expected_time(task.task_id) if truth else None
-            codes.append(self._solution_code(task, sample))
-            programs.append(
-                self.benchmark.program(
-                    task,
-                    codes[-1],
-                    key=f"{task.task_id}#{sample.sample_index}",
-                    timeout_s=sample_time_limit(self.settings, self.default_timeout_s, gt_time),
-                    expected_duration_s=gt_time,
-                )
+        codes = [self._solution_code(selected[sample.task_id], sample) for sample in samples]
+        if self.phased is not None:
+            truth, verdicts, isolation, reused = self._judge_samples(
+                samples, codes, selected, target / f".{stem}.journal.sqlite"
             )
-        journal_fingerprint = _fingerprint(
-            {
-                "kind": "samples",
-                "benchmark": self.settings.benchmark,
-                "dataset_sha256": self.loaded.sha256,
-                "evalenv": self._env_description()["lock_sha256"],
-                "limits": asdict(self.settings.limits),
-                "timeouts": [self.settings.timeout_per_task_s, self.settings.min_time_limit_s],
-            }
-        )
-        with Journal(target / f".{stem}.journal.sqlite", journal_fingerprint) as journal:
-            results, isolation, reused = self._execute(
-                programs, journal, "evaluating", reuse=self.settings.resume
+        else:
+            truth, verdicts, isolation, reused = self._test_samples(
+                samples, codes, selected, target / f".{stem}.journal.sqlite"
             )
 
         metadata = self._run_metadata(isolation)
         metadata["samples_file"] = str(samples_path)
         metadata["missing_tasks"] = list(missing)
         eval_block: dict[str, list[dict[str, Any]]] = {}
-        for sample, code, program in zip(samples, codes, programs, strict=True):
-            eval_block.setdefault(sample.task_id, []).append(
-                _sample_entry(sample, code, results[program.key])
-            )
+        for sample, code, (result, extra) in zip(samples, codes, verdicts, strict=True):
+            entry = _sample_entry(sample, code, result)
+            entry.update(extra)
+            eval_block.setdefault(sample.task_id, []).append(entry)
         eval_block = dict(sorted(eval_block.items(), key=lambda item: _task_order(item[0])))
         counts = {
             task_id: (len(entries), sum(entry["status"] == "pass" for entry in entries))
@@ -431,7 +531,11 @@ class Evaluator:
         scores = pass_at_k_table(counts, self.settings.pass_k)
         eval_path = target / f"{stem}_eval_results.json"
         pass_path = target / f"{stem}_pass_at_k.json"
-        write_json_atomic(eval_path, {"date": _now(), "eval": eval_block, "passbench": metadata})
+        document: dict[str, Any] = {"date": _now()}
+        if self.phased is not None:
+            document["hash"] = self.loaded.source.md5_of_text()  # what EvalPlus writes
+        document.update({"eval": eval_block, "passbench": metadata})
+        write_json_atomic(eval_path, document)
         pass_file: dict[str, Any] = dict(scores)
         pass_file.update(
             {
@@ -458,6 +562,149 @@ class Evaluator:
             isolation=isolation,
             reused=reused,
         )
+
+    def _samples_fingerprint(self) -> str:
+        return _fingerprint(
+            {
+                "kind": "samples",
+                "benchmark": self.settings.benchmark,
+                "dataset_sha256": self.loaded.sha256,
+                "evalenv": self._env_description()["lock_sha256"],
+                "limits": asdict(self.settings.limits),
+                "timeouts": [self.settings.timeout_per_task_s, self.settings.min_time_limit_s],
+            }
+        )
+
+    def _test_samples(
+        self,
+        samples: Sequence[Sample],
+        codes: Sequence[str],
+        selected: Mapping[str, Task],
+        journal_path: Path,
+    ) -> tuple[GroundTruth | None, list[tuple[ExecResult, dict[str, Any]]], Isolation, int]:
+        """Samples whose tests decide in the sandbox (BigCodeBench, HumanEval's own tests)."""
+        truth: GroundTruth | None = None
+        if self.settings.check_ground_truth:
+            truth, _ = self.ground_truth()
+        programs: list[Program] = []
+        for sample, code in zip(samples, codes, strict=True):
+            task = selected[sample.task_id]
+            gt_time = truth.expected_time(task.task_id) if truth else None
+            programs.append(
+                self.benchmark.program(
+                    task,
+                    code,
+                    key=f"{task.task_id}#{sample.sample_index}",
+                    timeout_s=sample_time_limit(self.settings, self.default_timeout_s, gt_time),
+                    expected_duration_s=gt_time,
+                )
+            )
+        with Journal(journal_path, self._samples_fingerprint()) as journal:
+            results, isolation, reused = self._execute(
+                programs, journal, "evaluating", reuse=self.settings.resume
+            )
+        return truth, [(results[program.key], {}) for program in programs], isolation, reused
+
+    def _judge_samples(
+        self,
+        samples: Sequence[Sample],
+        codes: Sequence[str],
+        selected: Mapping[str, Task],
+        journal_path: Path,
+    ) -> tuple[GroundTruth | None, list[tuple[ExecResult, dict[str, Any]]], Isolation, int]:
+        """Samples of a differential benchmark: each phase an io program, judged on the host
+        against the expected outputs; then a sample's phases combined (EvalPlus's fields)."""
+        assert self.phased is not None
+        expected, _ = self.expected_outputs()
+        truth = self._ground_truth_from_expected(expected)
+        programs: list[Program] = []
+        planned: dict[str, tuple[Phase, differential.ExpectedPhase, differential.PhaseSpec]] = {}
+        unjudgeable: dict[str, ExecResult] = {}
+        per_sample: list[list[tuple[str, Phase]]] = []
+        for sample, code in zip(samples, codes, strict=True):
+            task = selected[sample.task_id]
+            keys: list[tuple[str, Phase]] = []
+            for phase in self.phased.phases(task):
+                key = f"{task.task_id}#{sample.sample_index}:{phase.name}"
+                keys.append((key, phase))
+                reference = expected[(task.task_id, phase.name)]
+                if not reference.ok:
+                    unjudgeable[key] = _unjudgeable(key, task.task_id, phase, reference)
+                    continue
+                limits = differential.time_limits(
+                    reference, self.settings.min_time_limit_s, self.settings.gt_time_limit_factor
+                )
+                spec = differential.PhaseSpec(
+                    phase.name, phase.atol, limits, phase.oracle, phase.inputs
+                )
+                planned[key] = (phase, reference, spec)
+                programs.append(
+                    differential.candidate_program(
+                        task,
+                        phase,
+                        code,
+                        key=key,
+                        limits=limits,
+                        cap_s=self._timeout_per_task(),
+                        want_values=differential.wanted_values(
+                            reference.records, phase.atol, phase.oracle is not None
+                        ),
+                    )
+                )
+            per_sample.append(keys)
+
+        def identity(program: Program) -> str:
+            assert program.io is not None
+            reference = planned[program.key][1]
+            spec = json.dumps([asdict(program.io), program.timeout_s], sort_keys=True)
+            return program_sha(program.source, spec, differential.expected_fingerprint(reference))
+
+        def finalize(program: Program, result: ExecResult) -> ExecResult:
+            _, reference, spec = planned[program.key]
+            return differential.judge(result, reference.records, spec)
+
+        fingerprint = (
+            self._samples_fingerprint()
+            + ":"
+            + _fingerprint({"gt_time_limit_factor": self.settings.gt_time_limit_factor})
+        )
+        with Journal(journal_path, fingerprint) as journal:
+            results, isolation, reused = self._execute(
+                programs,
+                journal,
+                "evaluating",
+                reuse=self.settings.resume,
+                identity=identity,
+                finalize=finalize,
+            )
+        results.update(unjudgeable)
+        verdicts = []
+        for sample, keys in zip(samples, per_sample, strict=True):
+            outcomes = [differential.PhaseOutcome(phase, results[key]) for key, phase in keys]
+            combined = differential.combine(f"{sample.task_id}#{sample.sample_index}", outcomes)
+            verdicts.append((combined, differential.evalplus_fields(outcomes)))
+        return (truth if self.settings.check_ground_truth else None), verdicts, isolation, reused
+
+
+def _unjudgeable(
+    key: str, task_id: str, phase: Phase, reference: differential.ExpectedPhase
+) -> ExecResult:
+    """A phase whose reference failed has no expected outputs: the sample cannot pass it."""
+    reason = (
+        f"{phase.name}: no expected outputs (the reference solution failed: {reference.reason})"
+    )
+    return ExecResult(
+        key=key,
+        task_id=task_id,
+        status="fail",
+        category=ErrorCategory.EXCEPTION,
+        details={phase.name: reason},
+        duration_s=0.0,
+        wall_s=0.0,
+        isolation=Isolation.BUBBLEWRAP,
+        reason=reason,
+        inputs_done=0,
+    )
 
 
 def _ground_truth_from(

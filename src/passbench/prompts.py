@@ -102,6 +102,7 @@ _PROTOCOLS: dict[str, _Protocol] = {
     ),
 }
 _PROTOCOLS["humanevalplus"] = _PROTOCOLS["humaneval"]
+_PROTOCOLS["humaneval-openai"] = _PROTOCOLS["humaneval"]
 
 
 def _protocol(benchmark: str) -> _Protocol:

@@ -107,23 +107,41 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class IOSpec:
+    """How an "io" program is fed: one call of `entry_point` per input, each under its own
+    time limit, enforced by the sandbox worker outside the candidate's process."""
+
+    entry_point: str
+    inputs_json: str  # tagged JSON (sandbox/_values.py) of the list of argument lists
+    time_limits: tuple[float, ...]  # seconds, one per input
+    want_values: tuple[int, ...] = ()  # inputs whose output the judge needs whole
+    guard: str = "evalplus"  # the reliability guard the child applies before the candidate
+    reference: bool = False  # computing expected outputs: report EvalPlus's is_floats too
+
+
+@dataclass(frozen=True)
 class Program:
     """What the sandbox runs: a whole Python source and how to read its verdict.
 
     `style` says how the runner decides pass/fail:
       - "unittest": exec `source`, then run the `unittest.TestCase` class named `test_class`
         found in its namespace; pass when every test passes (BigCodeBench).
-      - "script": exec `source`; pass when it finishes without an exception (HumanEval(+)).
+      - "script": exec `source`; pass when it finishes without an exception (HumanEval with
+        its original tests).
+      - "io": exec `source` (the candidate alone), then call `io.entry_point` on each input
+        and report the outputs; the verdict is decided outside the sandbox by comparing them
+        with the expected outputs (HumanEval+, EvalPlus's base and plus inputs).
     """
 
     key: str  # unique within one run, e.g. "BigCodeBench/12#3"
     task_id: str
     source: str
-    style: Literal["unittest", "script"] = "unittest"
+    style: Literal["unittest", "script", "io"] = "unittest"
     test_class: str = "TestCases"
     timeout_s: float = 240.0  # wall-clock limit for the test run
     expected_duration_s: float | None = None  # from ground truth, to schedule slowest first
     preload: tuple[str, ...] = ()  # modules the warm worker should have imported
+    io: IOSpec | None = None  # set for style "io"
 
 
 @dataclass(frozen=True)
@@ -142,6 +160,12 @@ class ExecResult:
     tests_run: int = 0
     stdout_tail: str = ""  # last bytes of the program's output, for triage only
     network: bool = False  # the program could reach the host network (Limits.allow_network)
+    # io programs: the worker's report (records of outputs, limits hit), which the judge reads;
+    # never stored, and None on every verdict the judge has decided
+    outputs: Mapping[str, Any] | None = None
+    # io programs: how many inputs were judged (EvalPlus's `progress`), the last being the
+    # failing one when the status is not "pass"
+    inputs_done: int | None = None
 
 
 @dataclass(frozen=True)

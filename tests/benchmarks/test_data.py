@@ -70,7 +70,7 @@ def test_explicit_file_wins_and_may_be_plain_jsonl(
     settings = DataSettings(
         dataset_path=plain, data_dir=data_dir, cache_dir=offline.cache_dir, download=False
     )
-    loaded = get_benchmark("humaneval").load(data=settings)
+    loaded = get_benchmark("humaneval-openai").load(data=settings)
     assert loaded.source.source == "file" and loaded.source.path == plain
     assert loaded.sha256 == sha256_of(plain) != SHA256["humaneval/HumanEval.jsonl.gz"]
     assert len(loaded) == 164
@@ -78,12 +78,12 @@ def test_explicit_file_wins_and_may_be_plain_jsonl(
 
 def test_missing_explicit_file(offline: DataSettings, tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="no such dataset file"):
-        load_benchmark("humaneval", dataset_path=tmp_path / "nope.jsonl", download=False)
+        load_benchmark("humaneval-openai", dataset_path=tmp_path / "nope.jsonl", download=False)
 
 
 def test_offline_without_data_names_where_it_looked(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"datasets/humaneval/HumanEval.jsonl.gz.*downloads"):
-        load_benchmark("humaneval", cache_dir=tmp_path, download=False)
+        load_benchmark("humaneval-openai", cache_dir=tmp_path, download=False)
 
 
 def _serve_release(server: FileServer, data_dir: Path) -> None:
@@ -130,10 +130,10 @@ def test_download_into_cache_then_reuse(
 def test_data_dir_before_cache(file_server: FileServer, data_dir: Path, tmp_path: Path) -> None:
     _serve_release(file_server, data_dir)
     cache = tmp_path / "cache"
-    load_benchmark("humaneval", cache_dir=cache, mirror=file_server.url)  # fills the cache
-    loaded = load_benchmark("humaneval", data_dir=data_dir, cache_dir=cache, download=False)
+    load_benchmark("humaneval-openai", cache_dir=cache, mirror=file_server.url)  # fills the cache
+    loaded = load_benchmark("humaneval-openai", data_dir=data_dir, cache_dir=cache, download=False)
     assert loaded.source.source == "data_dir"
-    elsewhere = load_benchmark("humaneval", data_dir=tmp_path / "empty", cache_dir=cache)
+    elsewhere = load_benchmark("humaneval-openai", data_dir=tmp_path / "empty", cache_dir=cache)
     assert elsewhere.source.source == "cache"
 
 
@@ -152,13 +152,13 @@ def test_corrupt_download_never_reaches_the_cache(
     lines[6] = b'{"task_id": "HumanEval/6", "prompt": \n'  # truncated record on line 7
     file_server.put(HUMANEVAL_URL, gzip.compress(b"".join(lines)))
     with pytest.raises(DatasetError, match=r"downloaded .*HumanEval.jsonl.gz is not usable.*:7:"):
-        load_benchmark("humaneval", cache_dir=tmp_path, mirror=file_server.url)
+        load_benchmark("humaneval-openai", cache_dir=tmp_path, mirror=file_server.url)
     assert list((tmp_path / "datasets" / "humaneval").iterdir()) == []
 
 
 def test_unreachable_mirror(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"downloading http://127\.0\.0\.1:9/"):
-        load_benchmark("humaneval", cache_dir=tmp_path, mirror="http://127.0.0.1:9")
+        load_benchmark("humaneval-openai", cache_dir=tmp_path, mirror="http://127.0.0.1:9")
 
 
 def test_settings_from_environment(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from passbench.errors import InputError, UnknownNameError
 
 
 def test_names() -> None:
-    assert benchmark_names() == ("bigcodebench", "humaneval", "humanevalplus")
+    assert benchmark_names() == ("bigcodebench", "humaneval", "humanevalplus", "humaneval-openai")
     for name in benchmark_names():
         bench = get_benchmark(name)
         assert bench.name == name
@@ -32,7 +32,7 @@ def test_unknown_benchmark_lists_valid_names() -> None:
         get_benchmark("mbpp")
     message = str(caught.value)
     assert "unknown benchmark 'mbpp'" in message
-    assert "bigcodebench, humaneval, humanevalplus" in message
+    assert "bigcodebench, humaneval, humanevalplus, humaneval-openai" in message
     assert isinstance(caught.value, InputError) and caught.value.exit_code == 2
 
 
@@ -43,7 +43,8 @@ def test_unknown_benchmark_lists_valid_names() -> None:
         ("bigcodebench", check_subset, "hard", "hard"),
         ("bigcodebench", check_version, None, "v0.1.4"),
         ("bigcodebench", check_version, "v0.1.5", "v0.1.5"),
-        ("humaneval", check_version, None, "v1"),
+        ("humaneval", check_version, None, "v0.1.10"),
+        ("humaneval-openai", check_version, None, "v1"),
         ("humanevalplus", check_version, None, "v0.1.10"),
     ],
 )

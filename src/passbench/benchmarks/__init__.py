@@ -15,7 +15,9 @@ from pathlib import Path
 
 from passbench.benchmarks.base import (
     Benchmark,
+    DifferentialBenchmark,
     LoadedBenchmark,
+    Phase,
     check_split,
     check_subset,
     check_version,
@@ -29,6 +31,7 @@ _FACTORIES: dict[str, str] = {
     "bigcodebench": "passbench.benchmarks.bigcodebench:BigCodeBench",
     "humaneval": "passbench.benchmarks.humaneval:HumanEval",
     "humanevalplus": "passbench.benchmarks.humaneval:HumanEvalPlus",
+    "humaneval-openai": "passbench.benchmarks.humaneval:HumanEvalOpenAI",
 }
 
 
@@ -76,7 +79,9 @@ def load_benchmark(
 __all__ = [
     "Benchmark",
     "DataSettings",
+    "DifferentialBenchmark",
     "LoadedBenchmark",
+    "Phase",
     "ResolvedFile",
     "benchmark_names",
     "check_split",

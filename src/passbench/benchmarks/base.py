@@ -7,9 +7,9 @@ rest of passbench never special-cases a benchmark by name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from passbench.benchmarks.data import DataSettings, ResolvedFile
 from passbench.errors import UnknownNameError
@@ -147,6 +147,32 @@ class Benchmark(Protocol):
 
     def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
         """Heavy, fork-safe modules worth importing once in a warm worker for these tasks."""
+        ...
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One set of inputs of a differential task, run in its own process (EvalPlus runs the base
+    inputs and the plus inputs separately, each with its own verdict)."""
+
+    name: str  # "base", "plus"
+    inputs: tuple[Any, ...]  # argument lists, as the reference solution receives them
+    inputs_json: str  # the same, as tagged JSON (sandbox/_values.py) for the sandbox
+    atol: float
+    # (argument list, candidate output, tolerance) -> passes; replaces the comparison
+    oracle: Callable[[Sequence[Any], Any, float], bool] | None = None
+
+
+@runtime_checkable
+class DifferentialBenchmark(Protocol):
+    """A benchmark judged by comparing outputs with a reference's (HumanEval+, MBPP+).
+
+    Its programs are "io" programs: the candidate alone, fed one input at a time; expected
+    outputs are computed from `canonical_code` once (ground-truth time) and never enter the
+    candidate's process. The evaluator recognises these benchmarks by this method."""
+
+    def phases(self, task: Task) -> tuple[Phase, ...]:
+        """The task's input sets, in the order they are run and reported."""
         ...
 
 

@@ -118,6 +118,14 @@ class ResolvedFile:
     def __str__(self) -> str:
         return self.describe()
 
+    def md5_of_text(self) -> str:
+        """md5 of the file's uncompressed bytes: the dataset `hash` EvalPlus writes in its
+        result files (it hashes the uncompressed jsonl it caches)."""
+        raw = self.path.read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        return hashlib.md5(raw, usedforsecurity=False).hexdigest()
+
 
 def resolve(
     file: DataFile,

@@ -1,26 +1,32 @@
-"""HumanEval (openai/human-eval) and HumanEval+ (evalplus), 164 tasks each.
+"""HumanEval and HumanEval+, as EvalPlus evaluates them; and HumanEval with its original tests.
 
-HumanEval tests a solution the way openai/human-eval's `check_correctness` does: the program is
-the solution, the task's test code, then `check(<entry point>)`; it passes when it finishes.
+- `humaneval`: EvalPlus's base verdict — the candidate's outputs on the base inputs (the
+  original tests' inputs) compared with the canonical solution's, on HumanEval+ v0.1.10 data.
+- `humanevalplus`: EvalPlus's base and plus inputs; a sample passes when both pass.
+- `humaneval-openai`: openai/human-eval's `check_correctness`: the program is the solution, the
+  task's test code and `check(<entry point>)`; it passes when it runs to the end.
 
-HumanEval+ replaces `check()` with EvalPlus's differential testing: the candidate must return
-what the canonical solution returns on every base and plus input (see `_differential.py`, which
-is shipped inside each program).
+The first two are differential (`DifferentialBenchmark`): the candidate runs alone and is fed
+the inputs; expected outputs come from the canonical solution at ground-truth time and the
+comparison happens outside the sandbox (passbench/differential/).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from importlib import resources
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from passbench.benchmarks._fields import RecordReader
-from passbench.benchmarks.base import LoadedBenchmark, check_subset, check_version
+from passbench.benchmarks.base import LoadedBenchmark, Phase, check_subset, check_version
 from passbench.benchmarks.data import DataFile, DataSettings, read_jsonl, resolve
 from passbench.errors import DatasetError
 from passbench.progress import Progress
-from passbench.records import Program, Task
+from passbench.records import IOSpec, Program, Task
+from passbench.sandbox import _values
 
 _HUMANEVAL_FILE = DataFile(
     relpath="humaneval/HumanEval.jsonl.gz",
@@ -48,15 +54,11 @@ def _parse(path: Path, benchmark: str, plus: bool) -> tuple[Task, ...]:
         seen[task_id] = line
         metadata: dict[str, object] = {}
         if plus:
-            base_input = record.list_of_lists("base_input")
-            plus_input = record.list_of_lists("plus_input")
             metadata = {
-                "base_input": base_input,
-                "plus_input": plus_input,
+                "base_input": record.list_of_lists("base_input"),
+                "plus_input": record.list_of_lists("plus_input"),
                 "atol": record.number("atol"),
                 "contract": raw.get("contract", ""),
-                # serialised once here, not once per program built from this task
-                "inputs_json": json.dumps({"base": base_input, "plus": plus_input}),
             }
         prompt = record.text("prompt")
         tasks.append(
@@ -77,15 +79,26 @@ def _parse(path: Path, benchmark: str, plus: bool) -> tuple[Task, ...]:
 
 
 def parse_humaneval(path: Path) -> tuple[Task, ...]:
-    return _parse(path, "humaneval", plus=False)
+    return _parse(path, "humaneval-openai", plus=False)
 
 
 def parse_humanevalplus(path: Path) -> tuple[Task, ...]:
     return _parse(path, "humanevalplus", plus=True)
 
 
+def _poly(xs: Sequence[float], x: float) -> float:
+    """EvalPlus's `_poly` (evalplus/eval/_special_oracle.py), for HumanEval/32's oracle."""
+    return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+def _find_zero_oracle(args: Sequence[Any], out: Any, atol: float) -> bool:
+    """HumanEval/32: any root will do, within `atol` (EvalPlus: `abs(_poly(*inp, out)) <= atol`)."""
+    (xs,) = args
+    return bool(abs(_poly(xs, out)) <= atol)
+
+
 class _HumanEvalFamily:
-    """What HumanEval and HumanEval+ share: data handling and how code is built from a task."""
+    """What the three share: how code is built from a task (as EvalPlus and human-eval do)."""
 
     name: str
     title: str
@@ -97,7 +110,6 @@ class _HumanEvalFamily:
     env_name: str | None = None  # the tests use the standard library only
     default_timeout_s: float
     _file: DataFile
-    _plus: bool
 
     def load(
         self,
@@ -111,8 +123,12 @@ class _HumanEvalFamily:
         subset = check_subset(self, subset)
         data = data or DataSettings()
         source = resolve(self._file, data, explicit=data.dataset_path, progress=progress)
-        tasks = _parse(source.path, self.name, plus=self._plus)
+        tasks = tuple(self._tasks(source.path))
         return LoadedBenchmark(self.name, version, subset, tasks, (source,))
+
+    def _tasks(self, path: Path) -> Iterable[Task]:
+        for task in parse_humanevalplus(path):
+            yield replace(task, benchmark=self.name)
 
     def canonical_code(self, task: Task) -> str:
         return task.prompts["complete"] + task.canonical_solution
@@ -127,14 +143,93 @@ class _HumanEvalFamily:
         return ()  # standard library only
 
 
-class HumanEval(_HumanEvalFamily):
+class _Differential(_HumanEvalFamily):
+    """HumanEval / HumanEval+ as EvalPlus evaluates them: outputs compared with the reference's."""
+
+    # EvalPlus's per-task cap (EVALPLUS_TIMEOUT_PER_TASK); each input's own limit comes from
+    # the canonical solution's time on it (passbench.differential).
+    default_timeout_s = 60.0
+    versions = ("v0.1.10",)
+    default_version = "v0.1.10"
+    _file = _HUMANEVALPLUS_FILE
+    _phase_names: tuple[str, ...]
+
+    def __init__(self) -> None:
+        # task id -> (the metadata the phases were built from, the phases): encoding the
+        # inputs takes ~3 ms a task, so it is done once, when a task is first evaluated
+        self._phases: dict[str, tuple[object, tuple[Phase, ...]]] = {}
+
+    def phases(self, task: Task) -> tuple[Phase, ...]:
+        cached = self._phases.get(task.task_id)
+        if cached is not None and cached[0] is task.metadata:
+            return cached[1]
+        phases = tuple(self._phase(task, name) for name in self._phase_names)
+        self._phases[task.task_id] = (task.metadata, phases)
+        return phases
+
+    def _phase(self, task: Task, name: str) -> Phase:
+        inputs = tuple(task.metadata[f"{name}_input"])
+        return Phase(
+            name=name,
+            inputs=inputs,
+            inputs_json=json.dumps([_values.to_tagged(args) for args in inputs]),
+            atol=float(task.metadata["atol"]),
+            oracle=_find_zero_oracle if task.entry_point == "find_zero" else None,
+        )
+
+    def program(
+        self,
+        task: Task,
+        code: str,
+        *,
+        key: str,
+        timeout_s: float,
+        expected_duration_s: float | None = None,
+    ) -> Program:
+        """`code` fed every input of every phase, each under `timeout_s`; the evaluator builds
+        its own io programs per phase with EvalPlus's limits (passbench.differential)."""
+        phases = self.phases(task)
+        inputs = [args for phase in phases for args in json.loads(phase.inputs_json)]
+        return Program(
+            key=key,
+            task_id=task.task_id,
+            source=code,
+            style="io",
+            timeout_s=timeout_s * max(1, len(inputs)),
+            expected_duration_s=expected_duration_s,
+            io=IOSpec(
+                entry_point=task.entry_point,
+                inputs_json=json.dumps(inputs),
+                time_limits=(timeout_s,) * len(inputs),
+            ),
+        )
+
+
+class HumanEval(_Differential):
     name = "humaneval"
     title = "HumanEval"
+    _phase_names = ("base",)
+
+
+class HumanEvalPlus(_Differential):
+    name = "humanevalplus"
+    title = "HumanEval+"
+    _phase_names = ("base", "plus")
+
+
+class HumanEvalOpenAI(_HumanEvalFamily):
+    """openai/human-eval's own tests: `check(candidate)` with its asserts, in the candidate's
+    process (as human-eval runs them; see docs/benchmarks.md for what that lets a sample do)."""
+
+    name = "humaneval-openai"
+    title = "HumanEval (original tests)"
     versions = ("v1",)  # openai/human-eval has published one version of its data
     default_version = "v1"
     default_timeout_s = 3.0  # human_eval.evaluation: timeout=3.0 per problem
     _file = _HUMANEVAL_FILE
-    _plus = False
+
+    def _tasks(self, path: Path) -> Iterable[Task]:
+        return parse_humaneval(path)
 
     def program(
         self,
@@ -154,55 +249,3 @@ class HumanEval(_HumanEvalFamily):
             timeout_s=timeout_s,
             expected_duration_s=expected_duration_s,
         )
-
-
-class HumanEvalPlus(_HumanEvalFamily):
-    name = "humanevalplus"
-    title = "HumanEval+"
-    versions = ("v0.1.10",)
-    default_version = "v0.1.10"
-    # EvalPlus caps a task at 60 s (EVALPLUS_TIMEOUT_PER_TASK); per-input limits it derives
-    # from ground-truth times are not replicated, the whole program has one limit.
-    default_timeout_s = 60.0
-    _file = _HUMANEVALPLUS_FILE
-    _plus = True
-
-    def __init__(self) -> None:
-        # The checker that runs inside the sandbox, read once per benchmark object.
-        self._checker = (
-            resources.files("passbench.benchmarks").joinpath("_differential.py").read_text()
-        )
-
-    def program(
-        self,
-        task: Task,
-        code: str,
-        *,
-        key: str,
-        timeout_s: float,
-        expected_duration_s: float | None = None,
-    ) -> Program:
-        return Program(
-            key=key,
-            task_id=task.task_id,
-            source=differential_program(self._checker, task, self.canonical_code(task), code),
-            style="script",
-            timeout_s=timeout_s,
-            expected_duration_s=expected_duration_s,
-        )
-
-
-def differential_program(checker: str, task: Task, canonical: str, candidate: str) -> str:
-    """The checker's source, then one call comparing `candidate` with `canonical` on the task's
-    inputs. Inputs travel as JSON text: parsing it is much faster than compiling a literal."""
-    call = (
-        "import json as _json\n"
-        "_run(\n"
-        f"    canonical={canonical!r},\n"
-        f"    candidate={candidate!r},\n"
-        f"    entry_point={task.entry_point!r},\n"
-        f"    inputs=_json.loads({task.metadata['inputs_json']!r}),\n"
-        f"    atol={float(task.metadata['atol'])!r},\n"
-        ")\n"
-    )
-    return checker + "\n\n" + call

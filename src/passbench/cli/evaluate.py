@@ -28,6 +28,7 @@ _DEFAULTS: dict[str, Any] = {
     "workers": 0,
     "timeout_per_task": None,
     "min_time_limit": 1.0,
+    "gt_time_limit_factor": 4.0,
     "memory_mb": Limits.memory_mb,
     "tmp_mb": Limits.tmp_mb,
     "env_dir": None,
@@ -67,7 +68,9 @@ def parse_selection(tasks: str | None, id_range: str | None, prefix: str) -> tup
 
 
 @click.command()
-@click.option("--benchmark", "-b", help="bigcodebench, humaneval or humanevalplus.")
+@click.option(
+    "--benchmark", "-b", help="bigcodebench, humaneval, humanevalplus or humaneval-openai."
+)
 @click.option(
     "--version", "version", help="Dataset version (BigCodeBench: v0.1.4 default, v0.1.5)."
 )
@@ -103,10 +106,20 @@ def parse_selection(tasks: str | None, id_range: str | None, prefix: str) -> tup
 @click.option(
     "--timeout-per-task",
     type=float,
-    help="Per-task limit in seconds (official: 240; the limit is max(this, GT time) + 1).",
+    help="Per-task limit in seconds (BigCodeBench: 240, the limit is max(this, GT time) + 1; "
+    "HumanEval(+): 60, EvalPlus's cap on all of a program's inputs).",
 )
 @click.option(
-    "--min-time-limit", type=float, help="Lower bound of the per-task limit (official: 1)."
+    "--min-time-limit",
+    type=float,
+    help="Lower bound of the per-task limit (BigCodeBench) or of each input's limit "
+    "(HumanEval(+), as EvalPlus); official: 1.",
+)
+@click.option(
+    "--gt-time-limit-factor",
+    type=float,
+    help="HumanEval(+): each input may take this many times the canonical solution's time on "
+    "it (EvalPlus: 4).",
 )
 @click.option("--memory-mb", type=int, help="Address-space limit per sample, MiB.")
 @click.option("--tmp-mb", type=int, help="Size of each sample's private /tmp, MiB.")
@@ -184,6 +197,7 @@ def evaluate_settings(
         pass_k=parse_pass_k(values["pass_k"]),
         timeout_per_task_s=_optional_float(values["timeout_per_task"]),
         min_time_limit_s=float(values["min_time_limit"]),
+        gt_time_limit_factor=float(values["gt_time_limit_factor"]),
         check_ground_truth=not options["no_gt"],
         workers=int(values["workers"]),
         limits=Limits(

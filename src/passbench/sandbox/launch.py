@@ -22,7 +22,10 @@ from passbench.records import Isolation
 from passbench.sandbox.base import SandboxConfig
 
 RUNNER = Path(__file__).with_name("_runner.py")
-_RUNNER_INSIDE = "/run/passbench/_runner.py"
+_INSIDE = "/run/passbench"
+_RUNNER_INSIDE = f"{_INSIDE}/_runner.py"
+#: The modules the runner imports, shipped beside it (standard library only, like the runner).
+RUNNER_MODULES = tuple(RUNNER.with_name(name) for name in ("_io_style.py", "_values.py"))
 SANDBOX_UID = 1000  # the unprivileged user samples run as inside the namespace
 SANDBOX_HOST_UID = 65534  # who that user is on the host when passbench runs as root
 SHM_MB = 64  # size of the sample-writable /dev/shm
@@ -211,6 +214,8 @@ class BubblewrapLauncher:
         args += ["--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm"]
         args += ["--dir", "/var", "--symlink", "/tmp", "/var/tmp"]
         args += ["--tmpfs", "/run", "--ro-bind", str(RUNNER), _RUNNER_INSIDE]
+        for module in RUNNER_MODULES:
+            args += ["--ro-bind", str(module), f"{_INSIDE}/{module.name}"]
         extra = [str(Path(p).resolve()) for p in self.config.read_only_paths]
         for path in _outermost(p for p in [*self.paths, *extra] if not _under_any(p, _SYSTEM_DIRS)):
             args += _ro_bind(path)

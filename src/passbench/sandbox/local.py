@@ -310,7 +310,7 @@ class LocalSandbox:
 
 
 def _run_message(program: Program, limits: Limits) -> dict[str, Any]:
-    return {
+    message: dict[str, Any] = {
         "type": "run",
         "key": program.key,
         "source": program.source,
@@ -320,6 +320,16 @@ def _run_message(program: Program, limits: Limits) -> dict[str, Any]:
         "grace_s": GRACE_S,
         "limits": asdict(limits),
     }
+    if program.io is not None:
+        message.update(
+            entry_point=program.io.entry_point,
+            inputs_json=program.io.inputs_json,
+            time_limits=list(program.io.time_limits),
+            want_values=list(program.io.want_values),
+            guard=program.io.guard,
+            reference=program.io.reference,
+        )
+    return message
 
 
 def _warn_default(message: str) -> None:

@@ -164,6 +164,8 @@ def exec_result(
     wall_s: float,
     network: bool = False,
 ) -> ExecResult:
+    if program.style == "io":
+        return _io_result(program, report, isolation, wall_s, network)
     status, category, reason = classify(report, program.timeout_s)
     verdict = report.get("verdict") or {}
     details = dict(verdict.get("details") or {}) if status != "timeout" else {}
@@ -181,6 +183,40 @@ def exec_result(
         tests_run=int(verdict.get("tests_run", 0) or 0),
         stdout_tail=tail[-_STDOUT_TAIL:],
         network=network,
+    )
+
+
+def _io_result(
+    program: Program,
+    report: Mapping[str, Any],
+    isolation: Isolation,
+    wall_s: float,
+    network: bool,
+) -> ExecResult:
+    """An io program's report, undecided: the judge compares its outputs with the expected
+    ones (passbench.differential). Only how the process ended is read here."""
+    io = dict(report.get("io") or {})
+    io["exit_code"] = report.get("exit_code")
+    io["signal"] = report.get("signal")
+    io["died"] = (
+        _died(report, str(report.get("output_tail", ""))) if not io.get("cap_hit") else None
+    )
+    records = io.get("records") or []
+    duration = sum(float(r.get("t", 0.0) or 0.0) for r in records if r.get("kind") == "output")
+    return ExecResult(
+        key=program.key,
+        task_id=program.task_id,
+        status="pass",
+        category=None,
+        details={},
+        duration_s=duration,
+        wall_s=wall_s,
+        isolation=isolation,
+        reason="",
+        tests_run=len(records),
+        stdout_tail=str(report.get("output_tail", ""))[-_STDOUT_TAIL:],
+        network=network,
+        outputs=io,
     )
 
 

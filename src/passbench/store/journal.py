@@ -34,13 +34,19 @@ CREATE TABLE IF NOT EXISTS verdicts (
     reason TEXT NOT NULL,
     tests_run INTEGER NOT NULL,
     stdout_tail TEXT NOT NULL,
+    inputs_done INTEGER,
     PRIMARY KEY (fingerprint, program_sha)
 );
 """
 
 
-def program_sha(source: str) -> str:
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+def program_sha(source: str, *context: str) -> str:
+    """The hash a verdict is stored under: the program's source and whatever else decides its
+    verdict beside the run's settings (an io program's inputs, limits and expected outputs)."""
+    digest = hashlib.sha256(source.encode("utf-8"))
+    for part in context:
+        digest.update(b"\0" + part.encode("utf-8"))
+    return digest.hexdigest()
 
 
 class Journal:
@@ -54,6 +60,9 @@ class Journal:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(verdicts)")}
+            if "inputs_done" not in columns:  # a journal from before io programs existed
+                self._db.execute("ALTER TABLE verdicts ADD COLUMN inputs_done INTEGER")
         except sqlite3.DatabaseError as error:
             raise ResultsError(
                 f"{self.path}: cannot open the evaluation journal ({error}); "
@@ -66,7 +75,8 @@ class Journal:
         found: dict[str, ExecResult] = {}
         rows = self._db.execute(
             "SELECT program_sha, task_id, status, category, details, duration_s, wall_s,"
-            " isolation, reason, tests_run, stdout_tail FROM verdicts WHERE fingerprint = ?",
+            " isolation, reason, tests_run, stdout_tail, inputs_done FROM verdicts"
+            " WHERE fingerprint = ?",
             (self.fingerprint,),
         )
         for row in rows:
@@ -85,6 +95,7 @@ class Journal:
                 reason=row[8],
                 tests_run=row[9],
                 stdout_tail=row[10],
+                inputs_done=row[11],
             )
         return found
 
@@ -92,7 +103,7 @@ class Journal:
         """Store one verdict and commit it before returning."""
         with self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     self.fingerprint,
                     sha,
@@ -106,6 +117,7 @@ class Journal:
                     result.reason,
                     result.tests_run,
                     result.stdout_tail,
+                    result.inputs_done,
                 ),
             )
 
