@@ -294,3 +294,55 @@ def test_worker_recycling_keeps_verdicts(any_sandbox: Sandbox) -> None:
 def test_unused_program_fields_are_respected() -> None:
     program = Program(key="k", task_id="t", source="x = 1\n", style="script")
     assert program.test_class == "TestCases"
+
+
+# ---------------------------------------------------------------- script programs (HumanEval's
+# own tests): the candidate runs in the same process as `check`, so what it replaces is watched
+
+
+def script_program(key: str, solution: str) -> Program:
+    """HumanEval-shaped: the solution, a `check` with asserts, then the call."""
+    test = "def check(candidate):\n    assert candidate(2) == 3\n    assert len([1]) == 1\n"
+    source = solution + "\n" + test + "\ncheck(f)\n"
+    return Program(key=key, task_id=key, source=source, style="script", timeout_s=5)
+
+
+def test_script_passes_and_fails_normally(any_sandbox: Sandbox) -> None:
+    assert run_one(any_sandbox, script_program("s-ok", GOOD)).status == "pass"
+    wrong = run_one(any_sandbox, script_program("s-wrong", "def f(x):\n    return x\n"))
+    assert (wrong.status, wrong.category) == ("fail", ErrorCategory.ASSERTION_FAILED)
+
+
+@pytest.mark.parametrize(
+    "solution",
+    [
+        # a len that makes every assert about lengths hold
+        "import builtins\nbuiltins.len = lambda x: 1\n" + GOOD,
+        # an AssertionError that is never raised where the test expects it
+        "import builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\n" + GOOD,
+        # a fake module the test code would import
+        "import sys, types\nsys.modules['math'] = types.ModuleType('math')\n" + GOOD,
+    ],
+    ids=["builtins.len", "builtins.AssertionError", "sys.modules"],
+)
+def test_script_tampering_is_caught(any_sandbox: Sandbox, solution: str) -> None:
+    result = run_one(any_sandbox, script_program("s-tamper", solution))
+    assert (result.status, result.category) == ("fail", ErrorCategory.TAMPERED)
+    assert "replaced" in result.reason
+
+
+@pytest.mark.parametrize(
+    "solution",
+    [
+        "import sys\nsys.exit(0)\n" + GOOD,
+        "import os\nos._exit(0)\n" + GOOD,
+        "raise SystemExit(0)\n" + GOOD,
+        "import os\ndef f(x):\n    os._exit(0)\n",
+        "import sys\ndef f(x):\n    sys.exit(0)\n",
+        "print('passed')\nimport os\nos._exit(0)\n" + GOOD,
+    ],
+    ids=["sys.exit", "os._exit", "SystemExit", "os._exit-in-call", "sys.exit-in-call", "output"],
+)
+def test_script_exits_never_pass(any_sandbox: Sandbox, solution: str) -> None:
+    result = run_one(any_sandbox, script_program("s-exit", solution))
+    assert result.status != "pass" and result.category is not None

@@ -376,19 +376,24 @@ class Tripwire:
     test code imports. A program may add names; replacing or deleting one is tampering."""
 
     def __init__(self, modules: tuple[str, ...] | None) -> None:
-        self.builtins = dict(vars(builtins))
-        names = tuple(sys.modules) if modules is None else modules
-        self.modules = {name: sys.modules.get(name) for name in names}
+        self.namespace = builtins.__dict__
+        self.builtins = dict(self.namespace)
+        self.sys_modules = sys.modules
+        names = tuple(self.sys_modules) if modules is None else modules
+        self.modules = {name: self.sys_modules.get(name) for name in names}
 
-    def changes(self) -> list[str]:
-        now = vars(builtins)
+    def settle(self) -> list[str]:
+        """What was replaced or deleted; then put it back, so the runner's own code that
+        reports the verdict runs on the real builtins."""
+        now = self.namespace
         changed = [f"builtins.{k}" for k, v in self.builtins.items() if now.get(k, self) is not v]
-        changed += [
-            f"sys.modules[{name!r}]"
-            for name, module in self.modules.items()
-            if module is not None and sys.modules.get(name) is not module
-        ]
-        return sorted(changed)
+        now.update(self.builtins)
+        for name, module in self.modules.items():
+            if module is not None and self.sys_modules.get(name) is not module:
+                changed.append(f"sys.modules[{name!r}]")
+                self.sys_modules[name] = module
+        changed.sort()
+        return changed
 
 
 # Methods of TestCase through which a test's outcome flows; a TestCases class must inherit them.
@@ -505,6 +510,7 @@ def _run_unittest(source: str, test_class: str, timeout: float, outcome: dict[st
                 result = _make_result(kinds)
                 with alarm.limit(timeout):
                     suite.run(result)
+            replaced = tripwire.settle()
             outcome["phase"] = "done"
             issues = result.failures + result.errors
             for test, trace in issues:
@@ -513,9 +519,10 @@ def _run_unittest(source: str, test_class: str, timeout: float, outcome: dict[st
             problems += _case_class_problems(cases)
             problems += [f"result.{n} replaced" for n in _RESULT_METHODS if n in vars(result)]
             problems += [f"{name} replaced" for name in snapshot_changes(snapshot)]
-            problems += [f"{name} replaced" for name in tripwire.changes()]
+            problems += [f"{name} replaced" for name in replaced]
             outcome["tampered"] = problems
         except BaseException as e:
+            tripwire.settle()
             details["ALL"] = str(e)
             outcome["exc_type"] = type(e).__name__
             outcome["exc_message"] = _clean_text(str(e), 500)
@@ -545,9 +552,11 @@ def _run_script(source: str, timeout: float, outcome: dict[str, Any]) -> None:
             outcome["phase"] = "exec"
             with alarm.limit(timeout):
                 exec(code, namespace)
+        replaced = tripwire.settle()
         outcome["phase"] = "done"
-        outcome["tampered"] = [f"{name} replaced" for name in tripwire.changes()]
+        outcome["tampered"] = [f"{name} replaced" for name in replaced]
     except BaseException as e:
+        tripwire.settle()
         details["ALL"] = f"{type(e).__name__}: {e}".rstrip(": ")
         outcome["exc_type"] = type(e).__name__
         outcome["exc_message"] = _clean_text(str(e), 500)
