@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from passbench.evaluate import (
     sample_time_limit,
     select_tasks,
 )
+from passbench.sandbox.base import Limits
 from passbench.settings import Paths
 
 pytestmark = pytest.mark.bwrap
@@ -264,3 +266,102 @@ def test_ground_truth_writes_its_file(data_dir: Path, tmp_path: Path) -> None:
     assert list(truth["tasks"]) == [f"HumanEval/{n}" for n in range(5)]
     assert set(truth["tasks"]["HumanEval/0"]) >= {"status", "duration_s", "reason"}
     assert [p.name for p in (tmp_path / "gt").iterdir()] == ["ground_truth.json"]
+
+
+def test_an_out_of_order_sample_file_keeps_the_generator_s_indices(
+    paths: Paths, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Answers to concurrent requests arrive in any order: verdicts join back to the raw
+    answers on (task_id, sample_index), in the result file and in `inspect`."""
+    from passbench.cli import main
+
+    rows = [
+        {"task_id": "HumanEval/0", "sample_index": 2, "solution": WRONG_0, "raw_solution": "r2"},
+        {"task_id": "HumanEval/2", "sample_index": 0, "solution": CORRECT_2, "raw_solution": "s"},
+        {"task_id": "HumanEval/0", "sample_index": 0, "solution": CORRECT_0, "raw_solution": "r0"},
+        {"task_id": "HumanEval/0", "sample_index": 1, "solution": WRONG_0 + "\n# 1\n"},
+    ]
+    samples = tmp_path / "out-of-order.jsonl"
+    samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    settings = EvaluateSettings(
+        benchmark="humaneval",
+        task_ids=("HumanEval/0", "HumanEval/2"),
+        check_ground_truth=False,
+        workers=2,
+        calibrated=False,
+    )
+    outcome = Evaluator(settings, paths).evaluate_samples(samples, tmp_path / "out")
+    written = json.loads(outcome.eval_results_path.read_text())["eval"]
+    raw = {(row["task_id"], row["sample_index"]): row for row in rows}
+    assert [entry["sample_index"] for entry in written["HumanEval/0"]] == [0, 1, 2]
+    for task_id, entries in written.items():
+        for entry in entries:
+            source = raw[(task_id, entry["sample_index"])]
+            assert entry["solution"] == source["solution"]
+            assert entry.get("raw_solution") == source.get("raw_solution")
+    assert [e["status"] for e in written["HumanEval/0"]] == ["pass", "fail", "fail"]
+
+    main(["inspect", str(outcome.eval_results_path), "--task", "HumanEval/0", "--format", "json"])
+    shown = json.loads(capsys.readouterr().out)["samples"]
+    assert [(s["index"], s["status"]) for s in shown] == [(0, "pass"), (1, "fail"), (2, "fail")]
+    assert shown[0]["solution"] == CORRECT_0
+
+
+def test_a_tiny_time_limit_does_not_leak_into_a_later_default_run(
+    paths: Paths, tmp_path: Path
+) -> None:
+    """The ground-truth cache is keyed by the time limits too: a `--timeout-per-task` run that
+    makes a canonical solution time out must not answer a later default run."""
+    dataset = tmp_path / "slow.jsonl"
+    task = {
+        "task_id": "HumanEval/0",
+        "prompt": "def slow(x):\n",
+        "canonical_solution": "    import time\n    time.sleep(2.0)\n    return x\n",
+        "test": "def check(candidate):\n    assert candidate(1) == 1\n",
+        "entry_point": "slow",
+    }
+    dataset.write_text(json.dumps(task) + "\n")
+    tight = EvaluateSettings(
+        benchmark="humaneval-openai",
+        dataset_path=dataset,
+        timeout_per_task_s=0.2,
+        min_time_limit_s=0.2,  # a limit of 1.2 s
+        workers=1,
+    )
+    outcome = Evaluator(tight, paths).run_ground_truth(tmp_path / "gt")
+    assert outcome.ground_truth.tasks["HumanEval/0"]["category"] == "timeout"
+    default = EvaluateSettings(benchmark="humaneval-openai", dataset_path=dataset, workers=1)
+    truth, _ = Evaluator(default, paths).ground_truth()  # 3 s + 1, as officially
+    assert truth.tasks["HumanEval/0"]["status"] == "pass"
+    again, _ = Evaluator(tight, paths).ground_truth()  # its own entry is still cached
+    assert again.tasks["HumanEval/0"]["category"] == "timeout"
+
+
+def test_what_samples_see_is_part_of_the_journal_key(paths: Paths, tmp_path: Path) -> None:
+    """NLTK data (folder and packages), time limits and network permission change verdicts:
+    a change re-runs the samples instead of reusing journaled verdicts."""
+    samples = write_samples(
+        tmp_path / "s.jsonl", [{"task_id": "HumanEval/2", "solution": CORRECT_2}]
+    )
+    nltk = tmp_path / "nltk_data"
+    (nltk / "corpora" / "stopwords").mkdir(parents=True)
+    base = EvaluateSettings(
+        benchmark="humaneval",
+        task_ids=("HumanEval/2",),
+        check_ground_truth=False,
+        workers=1,
+        nltk_data=nltk,
+    )
+
+    def reused(settings: EvaluateSettings) -> int:
+        return Evaluator(settings, paths).evaluate_samples(samples, None).reused
+
+    assert reused(base) == 0
+    assert reused(base) == 1
+    (nltk / "corpora" / "punkt").mkdir()
+    assert reused(base) == 0  # another package
+    assert reused(base) == 1
+    assert reused(replace(base, nltk_data=tmp_path)) == 0  # another folder
+    assert reused(replace(base, min_time_limit_s=5.0)) == 0
+    assert reused(replace(base, limits=Limits(allow_network=True))) == 0
+    assert reused(base) == 1

@@ -279,3 +279,45 @@ def test_a_run_stopped_by_a_provider_error_keeps_its_samples_and_resumes(
     assert sorted(row["task_id"] for row in _rows(files.sanitized)) == sorted(
         t.task_id for t in tasks
     )
+
+
+def test_the_summary_joins_verdicts_and_sanitizer_notes_on_sample_index(tmp_path: Path) -> None:
+    """The sanitized file is in arrival order; the extraction failure is sample 1 of the task,
+    though it is the file's first line: it must be counted as an extraction failure, and the
+    failing sample 2 as a test failure."""
+    from passbench.evaluate import EvaluationOutcome
+    from passbench.pipeline import summarize
+    from passbench.records import Isolation
+    from passbench.results import write_eval_results
+
+    sanitized = tmp_path / "s-sanitized_calibrated.jsonl"
+    rows = [
+        {"task_id": "HumanEval/0", "sample_index": 1, "solution": "", "sanitize_error": "no def"},
+        {"task_id": "HumanEval/0", "sample_index": 2, "solution": "def f(): pass"},
+        {"task_id": "HumanEval/0", "sample_index": 0, "solution": "def f(): return 1"},
+    ]
+    sanitized.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    verdicts = [
+        {
+            "task_id": "HumanEval/0",
+            "solution": "x",
+            "status": status,
+            "details": {},
+            "sample_index": i,
+        }
+        for i, status in ((0, "pass"), (1, "fail"), (2, "fail"))
+    ]
+    results = write_eval_results(tmp_path / "s_eval_results.json", verdicts, {})
+    outcome = EvaluationOutcome(
+        eval_results_path=results,
+        pass_at_k_path=tmp_path / "s_pass_at_k.json",
+        pass_at_k={"pass@1": 1 / 3},
+        n_tasks=1,
+        n_samples=3,
+        missing_tasks=(),
+        ground_truth=None,
+        isolation=Isolation.BUBBLEWRAP,
+        reused=0,
+    )
+    summary = summarize(sanitized, outcome, ["HumanEval/0"])
+    assert (summary.passed, summary.extraction_failures, summary.test_failures) == (1, 1, 1)

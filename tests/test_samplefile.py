@@ -83,3 +83,70 @@ def test_atomic_json_write_leaves_no_temporary(tmp_path: Path) -> None:
     write_json_atomic(target, {"a": 1})
     assert json.loads(target.read_text()) == {"a": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def rows_file(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
+    return write(tmp_path / "s.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+
+
+def test_the_generator_s_sample_index_is_kept_when_written_out_of_order(tmp_path: Path) -> None:
+    """Concurrent requests finish in any order: the file order is not the sample order."""
+    path = rows_file(
+        tmp_path,
+        [
+            {"task_id": "BigCodeBench/0", "solution": "third", "sample_index": 2},
+            {"task_id": "BigCodeBench/1", "solution": "x", "sample_index": 0},
+            {"task_id": "BigCodeBench/0", "solution": "first", "sample_index": 0},
+            {"task_id": "BigCodeBench/0", "solution": "second", "sample_index": 1},
+        ],
+    )
+    samples = read_samples(path, KNOWN)
+    assert [(s.solution, s.sample_index, s.source_line) for s in samples] == [
+        ("third", 2, 1),
+        ("x", 0, 2),
+        ("first", 0, 3),
+        ("second", 1, 4),
+    ]
+
+
+def test_lines_without_an_index_take_the_lowest_free_one(tmp_path: Path) -> None:
+    path = rows_file(
+        tmp_path,
+        [
+            {"task_id": "BigCodeBench/0", "solution": "a"},
+            {"task_id": "BigCodeBench/0", "solution": "b", "sample_index": 0},
+            {"task_id": "BigCodeBench/0", "solution": "c"},
+        ],
+    )
+    assert [(s.solution, s.sample_index) for s in read_samples(path, KNOWN)] == [
+        ("a", 1),
+        ("b", 0),
+        ("c", 2),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("index", "message"),
+    [
+        (-1, "s.jsonl:2: field 'sample_index': must be a non-negative integer, got -1"),
+        ("1", "s.jsonl:2: field 'sample_index': must be a non-negative integer, got '1'"),
+        (True, "s.jsonl:2: field 'sample_index': must be a non-negative integer, got True"),
+        (1.0, "s.jsonl:2: field 'sample_index': must be a non-negative integer, got 1.0"),
+        (5, "s.jsonl:2: field 'sample_index': 5 is taken by line 1 for BigCodeBench/0"),
+    ],
+)
+def test_a_bad_or_repeated_sample_index_names_file_line_and_field(
+    tmp_path: Path, index: object, message: str
+) -> None:
+    path = rows_file(
+        tmp_path,
+        [
+            {"task_id": "BigCodeBench/0", "solution": "a", "sample_index": 5},
+            {"task_id": "BigCodeBench/0", "solution": "b", "sample_index": index},
+            {"task_id": "BigCodeBench/1", "solution": "c", "sample_index": 5},  # other task: fine
+        ],
+    )
+    with pytest.raises(SampleFileError) as caught:
+        read_samples(path, KNOWN)
+    assert str(caught.value).startswith(f"{tmp_path}/{message}")
+    assert caught.value.exit_code == 2

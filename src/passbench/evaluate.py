@@ -8,17 +8,16 @@ finished samples; the result files are written once, atomically, at the end.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import platform
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from passbench import __version__, differential
+from passbench import differential
 from passbench.benchmarks import (
     DifferentialBenchmark,
     LoadedBenchmark,
@@ -27,19 +26,23 @@ from passbench.benchmarks import (
     get_benchmark,
     load_benchmark,
 )
-from passbench.errors import InputError, UnknownNameError
+from passbench.benchmarks.selection import select_tasks
+from passbench.errors import InputError
 from passbench.evalenv import EnvInfo, locate_env
 from passbench.progress import NullProgress, Progress
-from passbench.records import (
-    RESULT_SCHEMA_VERSION,
-    ErrorCategory,
-    ExecResult,
-    Isolation,
-    Program,
-    Sample,
-    Task,
+from passbench.records import ErrorCategory, ExecResult, Isolation, Program, Sample, Task
+from passbench.results import (
+    GROUND_TRUTH_FILE,
+    ground_truth_entry,
+    model_name,
+    result_paths,
+    sample_entry,
+    write_eval_results,
+    write_ground_truth,
+    write_pass_at_k,
 )
-from passbench.samplefile import read_samples, sample_file_stem, write_json_atomic
+from passbench.results import task_order as _task_order
+from passbench.samplefile import read_samples, sample_file_stem
 from passbench.sandbox import open_sandbox
 from passbench.sandbox.base import Limits, SandboxConfig
 from passbench.scoring import pass_at_k_table
@@ -65,6 +68,7 @@ class EvaluateSettings:
     samples: Path | None = None
     output_dir: Path | None = None
     task_ids: tuple[str, ...] | None = None  # selection; None = every task of the subset
+    id_range: tuple[int, int] | None = None  # positions low <= i < high (benchmarks.selection)
     calibrated: bool = True
     pass_k: tuple[int, ...] = (1, 5, 10)
     timeout_per_task_s: float | None = None  # None = the benchmark's official default
@@ -128,26 +132,6 @@ class GroundTruthOutcome:
     isolation: Isolation
 
 
-def _task_order(task_id: str) -> tuple[str, int]:
-    prefix, _, number = task_id.rpartition("/")
-    return (prefix, int(number)) if number.isdigit() else (task_id, 0)
-
-
-def select_tasks(tasks: Sequence[Task], task_ids: Iterable[str] | None) -> list[Task]:
-    """Restrict to the selected ids (official --selective_evaluate); unknown ids are an error."""
-    if task_ids is None:
-        return list(tasks)
-    by_id = {task.task_id: task for task in tasks}
-    wanted = list(dict.fromkeys(task_ids))
-    unknown = [task_id for task_id in wanted if task_id not in by_id]
-    if unknown:
-        shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
-        raise UnknownNameError(
-            f"unknown task id(s) for this benchmark/subset: {shown}", field="tasks"
-        )
-    return [by_id[task_id] for task_id in wanted]
-
-
 def sample_time_limit(settings: EvaluateSettings, default_s: float, gt_time: float | None) -> float:
     """The per-sample limit the official evaluator derives: max(240, min limit, GT time) + 1."""
     per_task = settings.timeout_per_task_s if settings.timeout_per_task_s is not None else default_s
@@ -178,10 +162,12 @@ class Evaluator:
             dataset_path=settings.dataset_path,
             data_dir=paths.data_dir,
             cache_dir=paths.cache_dir,
+            mirror=paths.mirror,
+            download=not paths.offline,
         )
         self.benchmark = get_benchmark(settings.benchmark)
         check_split(self.benchmark, settings.split)
-        self.tasks = select_tasks(self.loaded.tasks, settings.task_ids)
+        self.tasks = select_tasks(self.loaded.tasks, settings.task_ids, settings.id_range)
         env_name = self.benchmark.env_name
         self.env: EnvInfo | None = locate_env(env_name, settings.env_dir) if env_name else None
         self.default_timeout_s = float(self.benchmark.default_timeout_s)
@@ -195,8 +181,6 @@ class Evaluator:
     def _run_metadata(self, isolation: Isolation) -> dict[str, Any]:
         limits = self.settings.limits
         return {
-            "schema_version": RESULT_SCHEMA_VERSION,
-            "passbench_version": __version__,
             "benchmark": self.settings.benchmark,
             "dataset_version": self.loaded.version,
             "split": self.settings.split,
@@ -306,19 +290,36 @@ class Evaluator:
 
     # -- ground truth ----------------------------------------------------------------------
 
+    def _verdict_fingerprint(self, kind: str, **extra: object) -> str:
+        """What, besides a program's source, can change its verdict: the key of the
+        ground-truth cache and of the samples journal (one function, so they cannot drift).
+        The dataset, the interpreter (path, version) and its environment's lock, the limits
+        (network permission included), the time limits, the samples' environment variables and
+        read-only folders, and the NLTK data they see (folder and packages)."""
+        settings = self.settings
+        config = self._sandbox_config()
+        return _fingerprint(
+            {
+                "kind": kind,
+                "benchmark": settings.benchmark,
+                "dataset_sha256": self.loaded.sha256,
+                "evalenv": self._env_description(),
+                "limits": asdict(settings.limits),
+                "timeouts": [
+                    settings.timeout_per_task_s or self.default_timeout_s,
+                    settings.min_time_limit_s,
+                ],
+                "sample_env": config.env,
+                "read_only": [str(path) for path in config.read_only_paths],
+                "nltk": _nltk_listing(dict(config.env).get("NLTK_DATA")),
+                **extra,
+            }
+        )
+
     def _ground_truth_cache(self) -> Journal:
         folder = self.paths.cache_dir / "ground-truth"
         folder.mkdir(parents=True, exist_ok=True)
-        fingerprint = _fingerprint(
-            {
-                "kind": "ground-truth",
-                "benchmark": self.settings.benchmark,
-                "dataset_sha256": self.loaded.sha256,
-                "evalenv": self._env_description()["lock_sha256"],
-                "limits": asdict(self.settings.limits),
-            }
-        )
-        return Journal(folder / "timings.sqlite", fingerprint)
+        return Journal(folder / "timings.sqlite", self._verdict_fingerprint("ground-truth"))
 
     def _ground_truth_programs(self, cache: Journal) -> list[Program]:
         """Canonical programs, with the cached previous timings to start the slowest first."""
@@ -371,16 +372,8 @@ class Evaluator:
             truth = self._ground_truth_from_expected(expected)
         else:
             truth, isolation = self._rerun_ground_truth(journal_path)
-        path = output_dir / "ground_truth.json"
-        write_json_atomic(
-            path,
-            {
-                "gt_pass_rate": truth.pass_rate,
-                "failed_tasks": truth.failed_tasks,
-                "tasks": dict(sorted(truth.tasks.items(), key=lambda item: _task_order(item[0]))),
-                "date": _now(),
-                "passbench": self._run_metadata(isolation),
-            },
+        path = write_ground_truth(
+            output_dir / GROUND_TRUTH_FILE, truth.tasks, self._run_metadata(isolation)
         )
         for leftover in output_dir.glob(journal_path.name + "*"):
             leftover.unlink()
@@ -518,39 +511,33 @@ class Evaluator:
         metadata = self._run_metadata(isolation)
         metadata["samples_file"] = str(samples_path)
         metadata["missing_tasks"] = list(missing)
-        eval_block: dict[str, list[dict[str, Any]]] = {}
+        entries = []
         for sample, code, (result, extra) in zip(samples, codes, verdicts, strict=True):
-            entry = _sample_entry(sample, code, result)
+            entry = sample_entry(sample, code, result)
             entry.update(extra)
-            eval_block.setdefault(sample.task_id, []).append(entry)
-        eval_block = dict(sorted(eval_block.items(), key=lambda item: _task_order(item[0])))
-        counts = {
-            task_id: (len(entries), sum(entry["status"] == "pass" for entry in entries))
-            for task_id, entries in eval_block.items()
-        }
+            entries.append(entry)
+        counts: dict[str, tuple[int, int]] = {}
+        for entry in entries:
+            n, c = counts.get(entry["task_id"], (0, 0))
+            counts[entry["task_id"]] = (n + 1, c + (entry["status"] == "pass"))
         scores = pass_at_k_table(counts, self.settings.pass_k)
-        eval_path = target / f"{stem}_eval_results.json"
-        pass_path = target / f"{stem}_pass_at_k.json"
-        document: dict[str, Any] = {"date": _now()}
-        if self.phased is not None:
-            document["hash"] = self.loaded.source.md5_of_text()  # what EvalPlus writes
-        document.update({"eval": eval_block, "passbench": metadata})
-        write_json_atomic(eval_path, document)
-        pass_file: dict[str, Any] = dict(scores)
-        pass_file.update(
-            {
-                "model": stem.split("--bigcodebench-")[0],
-                "split": self.settings.split,
-                "subset": self.settings.subset,
-                "calibrated": self.settings.calibrated,
-                "gt_pass_rate": truth.pass_rate if truth else None,
-                "failed_tasks": truth.failed_tasks if truth else [],
-                "n_tasks": len(counts),
-                "n_samples": len(samples),
-                "passbench": metadata,
-            }
+        eval_path, pass_path = result_paths(target, stem)
+        # EvalPlus's readers look for the dataset's `hash`
+        evalplus = {"hash": self.loaded.source.md5_of_text()} if self.phased is not None else None
+        write_eval_results(eval_path, entries, metadata, extra=evalplus)
+        write_pass_at_k(
+            pass_path,
+            scores,
+            metadata,
+            model=model_name(stem),
+            split=self.settings.split,
+            subset=self.settings.subset,
+            calibrated=self.settings.calibrated,
+            gt_pass_rate=truth.pass_rate if truth else None,
+            failed_tasks=truth.failed_tasks if truth else [],
+            n_tasks=len(counts),
+            n_samples=len(samples),
         )
-        write_json_atomic(pass_path, pass_file)
         return EvaluationOutcome(
             eval_results_path=eval_path,
             pass_at_k_path=pass_path,
@@ -561,18 +548,6 @@ class Evaluator:
             ground_truth=truth,
             isolation=isolation,
             reused=reused,
-        )
-
-    def _samples_fingerprint(self) -> str:
-        return _fingerprint(
-            {
-                "kind": "samples",
-                "benchmark": self.settings.benchmark,
-                "dataset_sha256": self.loaded.sha256,
-                "evalenv": self._env_description()["lock_sha256"],
-                "limits": asdict(self.settings.limits),
-                "timeouts": [self.settings.timeout_per_task_s, self.settings.min_time_limit_s],
-            }
         )
 
     def _test_samples(
@@ -599,7 +574,11 @@ class Evaluator:
                     expected_duration_s=gt_time,
                 )
             )
-        with Journal(journal_path, self._samples_fingerprint()) as journal:
+        # without the ground truth, limits assume the official 20 s per task
+        fingerprint = self._verdict_fingerprint(
+            "samples", ground_truth_times=self.settings.check_ground_truth
+        )
+        with Journal(journal_path, fingerprint) as journal:
             results, isolation, reused = self._execute(
                 programs, journal, "evaluating", reuse=self.settings.resume
             )
@@ -663,10 +642,8 @@ class Evaluator:
             _, reference, spec = planned[program.key]
             return differential.judge(result, reference.records, spec)
 
-        fingerprint = (
-            self._samples_fingerprint()
-            + ":"
-            + _fingerprint({"gt_time_limit_factor": self.settings.gt_time_limit_factor})
+        fingerprint = self._verdict_fingerprint(
+            "samples", gt_time_limit_factor=self.settings.gt_time_limit_factor
         )
         with Journal(journal_path, fingerprint) as journal:
             results, isolation, reused = self._execute(
@@ -710,40 +687,23 @@ def _unjudgeable(
 def _ground_truth_from(
     programs: Sequence[Program], results: Mapping[str, ExecResult]
 ) -> GroundTruth:
-    return GroundTruth({program.task_id: _gt_entry(results[program.key]) for program in programs})
+    return GroundTruth(
+        {program.task_id: ground_truth_entry(results[program.key]) for program in programs}
+    )
+
+
+def _nltk_listing(folder: str | None) -> list[str]:
+    """The NLTK packages under `folder` ("corpora/stopwords", ...): what samples can load."""
+    if not folder or not Path(folder).is_dir():
+        return []
+    return sorted(
+        f"{category.name}/{package.name}"
+        for category in Path(folder).iterdir()
+        if category.is_dir()
+        for package in category.iterdir()
+    )
 
 
 def _previous_duration(previous: Mapping[str, ExecResult], program: Program) -> float | None:
     hit = previous.get(program_sha(program.source))
     return hit.duration_s if hit is not None else None
-
-
-def _gt_entry(result: ExecResult) -> dict[str, Any]:
-    return {
-        "status": result.status,
-        "duration_s": round(result.duration_s, 4),
-        "category": result.category.value if result.category else None,
-        "reason": result.reason,
-    }
-
-
-def _sample_entry(sample: Sample, code: str, result: ExecResult) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "task_id": sample.task_id,
-        "solution": code,
-        "status": result.status,
-        "details": dict(result.details),
-        "sample_index": sample.sample_index,
-        "category": result.category.value if result.category else None,
-        "reason": result.reason,
-        "duration_s": round(result.duration_s, 4),
-        "wall_s": round(result.wall_s, 4),
-        "tests_run": result.tests_run,
-    }
-    if sample.raw_solution is not None:
-        entry["raw_solution"] = sample.raw_solution
-    return entry
-
-
-def _now() -> str:
-    return _dt.datetime.now().strftime("%Y-%m-%d %H:%M")

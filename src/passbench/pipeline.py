@@ -41,6 +41,7 @@ from passbench.providers import (
 from passbench.providers.config import OFFICIAL_REASONING_EFFORT, reasoning_named_model
 from passbench.providers.registry import official_name_suffix
 from passbench.records import Completion, Prompt, Task
+from passbench.results import load_results
 from passbench.samplefile import sample_file_stem
 from passbench.sanitize import sanitize
 from passbench.settings import Paths
@@ -407,22 +408,21 @@ class RunOutcome:
 def summarize(
     sanitized: Path, evaluation: EvaluationOutcome, task_ids: Iterable[str]
 ) -> RunSummary:
-    """Join the evaluation's verdicts with the sanitizer's notes, sample by sample."""
+    """Join the evaluation's verdicts with the sanitizer's notes, sample by sample, on
+    (task_id, sample_index): the index generate gave each sample, which the evaluator keeps."""
     wanted = set(task_ids)
-    # The evaluator numbers each task's samples in file order; so does this.
-    unextracted: dict[str, list[bool]] = {}
-    for row in _read_rows(sanitized):
-        if row["task_id"] in wanted:
-            unextracted.setdefault(row["task_id"], []).append(bool(row.get("sanitize_error")))
-    verdicts = json.loads(evaluation.eval_results_path.read_text(encoding="utf-8"))["eval"]
+    unextracted = {
+        _key(row)
+        for row in _read_rows(sanitized)
+        if row["task_id"] in wanted and row.get("sanitize_error")
+    }
+    verdicts = load_results(evaluation.eval_results_path)
     passed = test_failures = extraction_failures = 0
-    for task_id, entries in verdicts.items():
-        flags = unextracted.get(task_id, [])
-        for position, entry in enumerate(entries):
-            index = int(entry.get("sample_index", position))
-            if entry["status"] == "pass":
+    for task_id, samples in verdicts.tasks.items():
+        for sample in samples:
+            if sample.passed:
                 passed += 1
-            elif index < len(flags) and flags[index]:
+            elif (task_id, sample.sample_index) in unextracted:
                 extraction_failures += 1
             else:
                 test_failures += 1

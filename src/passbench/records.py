@@ -102,7 +102,7 @@ class Sample:
     solution: str | None = None
     completion: str | None = None
     raw_solution: str | None = None
-    sample_index: int = 0  # position among this task's samples, in file order
+    sample_index: int = 0  # the index the generator gave it (file order where the file has none)
     source_line: int = 0  # 1-based line in the samples file, for messages
 
 

@@ -1,7 +1,10 @@
 """Reading and writing sample files (JSONL, optionally gzipped): the I/O edge for Samples.
 
 A sample file holds one JSON object a line with `task_id` and either `solution` (a whole
-program) or `completion` (text appended to the Complete prompt); `raw_solution` may ride along.
+program) or `completion` (text appended to the Complete prompt); `raw_solution` may ride along,
+and `sample_index`: the index the generator gave the sample (`passbench generate` writes it, and
+answers to concurrent requests arrive in any order). Where a line has none, the sample gets the
+task's lowest index not taken, in file order, so an official file is numbered by file order.
 Everything is validated here, so later stages can trust the Sample records they get.
 """
 
@@ -11,6 +14,7 @@ import gzip
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,13 +63,15 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 def read_samples(path: str | Path, known_task_ids: Iterable[str] | None = None) -> list[Sample]:
     """Read and validate every sample in `path`.
 
-    Samples keep file order; `sample_index` counts each task's samples in that order.
-    Raises SampleFileError naming the file, line and field of the first problem.
+    Samples keep file order. Each has the `sample_index` its line gives, else the task's
+    lowest index not taken (see the module's docstring). Raises SampleFileError naming the
+    file, line and field of the first problem.
     """
     path = Path(path)
     known = set(known_task_ids) if known_task_ids is not None else None
-    per_task: dict[str, int] = {}
+    indexes = SampleIndexes(path)
     samples: list[Sample] = []
+    given: list[int | None] = []
     for number, line in _lines(path):
         try:
             record = json.loads(line)
@@ -74,19 +80,56 @@ def read_samples(path: str | Path, known_task_ids: Iterable[str] | None = None) 
                 f"malformed JSON: {error.msg} (column {error.colno})", path=path, line=number
             ) from None
         sample = _sample_from_record(record, path, number, known)
-        index = per_task.get(sample.task_id, 0)
-        per_task[sample.task_id] = index + 1
-        samples.append(
-            Sample(
-                task_id=sample.task_id,
-                solution=sample.solution,
-                completion=sample.completion,
-                raw_solution=sample.raw_solution,
-                sample_index=index,
-                source_line=number,
+        given.append(indexes.take(record, sample.task_id, number))
+        samples.append(sample)
+    return [
+        replace(sample, sample_index=index if index is not None else indexes.next(sample.task_id))
+        for sample, index in zip(samples, given, strict=True)
+    ]
+
+
+class SampleIndexes:
+    """The sample indexes of one file: each given one checked (a non-negative integer, unique
+    within its task), and the lowest free one handed out for lines that give none."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._taken: dict[str, dict[int, int]] = {}  # task id -> index -> line
+        self._next: dict[str, int] = {}
+
+    def take(self, record: Mapping[str, Any], task_id: str, line: int) -> int | None:
+        """The line's `sample_index`, checked; None when it has none."""
+        index = record.get("sample_index")
+        if index is None:
+            return None
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise SampleFileError(
+                f"must be a non-negative integer, got {index!r}",
+                path=self.path,
+                line=line,
+                field="sample_index",
             )
-        )
-    return samples
+        taken = self._taken.setdefault(task_id, {})
+        if index in taken:
+            raise SampleFileError(
+                f"{index} is taken by line {taken[index]} for {task_id}; each sample of a task "
+                "needs its own",
+                path=self.path,
+                line=line,
+                field="sample_index",
+            )
+        taken[index] = line
+        return index
+
+    def next(self, task_id: str) -> int:
+        """The task's lowest index neither given nor handed out yet (after every `take`)."""
+        taken = self._taken.setdefault(task_id, {})
+        index = self._next.get(task_id, 0)
+        while index in taken:
+            index += 1
+        taken[index] = 0
+        self._next[task_id] = index + 1
+        return index
 
 
 def _sample_from_record(record: Any, path: Path, line: int, known: set[str] | None) -> Sample:

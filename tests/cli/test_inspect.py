@@ -124,7 +124,7 @@ def test_html_defaults_to_a_file_beside_the_results(tmp_path: Path) -> None:
         (["missing_eval_results.json"], "file not found"),
         ([str(OFFICIAL), "--task", "BigCodeBench/9999"], "no task 'BigCodeBench/9999'"),
         ([str(OFFICIAL), "--pass-k", "1,x"], "--pass-k"),
-        ([str(OFFICIAL), "--pass-k", "0"], "at least 1"),
+        ([str(OFFICIAL), "--pass-k", "0"], "expected positive integers"),
         ([str(OFFICIAL), "--task", "BigCodeBench/13", "--format", "csv"], "--task shows one task"),
     ],
 )

@@ -127,6 +127,10 @@ def test_humaneval_entry_points(tmp_path: Path, data_dir: Path) -> None:
         ({"task_id": "BigCodeBench/0"}, "raw.jsonl:1: field 'solution'"),
         ({"task_id": "BigCodeBench/0", "solution": 3}, "field 'solution': must be a string"),
         ({"solution": "x"}, "field 'task_id'"),
+        (
+            {"task_id": "BigCodeBench/0", "solution": "x", "sample_index": -3},
+            "raw.jsonl:1: field 'sample_index': must be a non-negative integer",
+        ),
     ],
 )
 def test_bad_input_exits_2_naming_file_line_and_field(
@@ -152,6 +156,22 @@ def test_malformed_json_names_the_line(
         run(["sanitize", "--samples", str(samples)], data_dir)
     assert exit_info.value.code == 2
     assert "raw.jsonl:2: malformed JSON" in capsys.readouterr().err
+
+
+def test_sample_indexes_are_kept_and_a_repeated_one_is_an_error(
+    tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {"task_id": "BigCodeBench/0", "solution": SOLUTION_0, "sample_index": 1},
+        {"task_id": "BigCodeBench/0", "solution": SOLUTION_0, "sample_index": 0},
+    ]
+    run(["sanitize", "--samples", str(write(tmp_path / "raw.jsonl", rows))], data_dir)
+    assert [row["sample_index"] for row in read(tmp_path / "raw-sanitized.jsonl")] == [1, 0]
+    rows[1]["sample_index"] = 1
+    with pytest.raises(SystemExit) as exit_info:
+        run(["sanitize", "--samples", str(write(tmp_path / "raw.jsonl", rows))], data_dir)
+    assert exit_info.value.code == 2
+    assert "raw.jsonl:2: field 'sample_index': 1 is taken by line 1" in capsys.readouterr().err
 
 
 def test_worker_processes_give_the_same_output(tmp_path: Path, data_dir: Path) -> None:

@@ -62,8 +62,10 @@ def test_list_libs_must_all_match(capsys: pytest.CaptureFixture[str]) -> None:
 def test_list_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["tasks", "list", "-b", "humaneval"], capsys)
     assert code == 0
-    assert "HumanEval v1, full subset" in out
+    assert "HumanEval v0.1.10, full subset" in out
     assert "HumanEval/163" in out and "164 of 164 tasks" in out
+    code, out, _ = run(["tasks", "list", "-b", "humaneval-openai"], capsys)
+    assert code == 0 and "HumanEval v1, full subset" in out
 
 
 def test_show_raw_fields(capsys: pytest.CaptureFixture[str], data_env: Path) -> None:
@@ -74,9 +76,10 @@ def test_show_raw_fields(capsys: pytest.CaptureFixture[str], data_env: Path) -> 
             gzip.decompress((data_env / "humaneval/HumanEval.jsonl.gz").read_bytes()).splitlines(),
         )
     }
-    code, out, _ = run(["tasks", "show", "HumanEval/7", "--field", "prompt"], capsys)
+    openai = ["-b", "humaneval-openai"]
+    code, out, _ = run(["tasks", "show", "HumanEval/7", *openai, "--field", "prompt"], capsys)
     assert code == 0 and out == raw["HumanEval/7"]["prompt"]
-    _, out, _ = run(["tasks", "show", "HumanEval/7", "--field", "solution"], capsys)
+    _, out, _ = run(["tasks", "show", "HumanEval/7", *openai, "--field", "solution"], capsys)
     assert out == raw["HumanEval/7"]["prompt"] + raw["HumanEval/7"]["canonical_solution"]
 
 

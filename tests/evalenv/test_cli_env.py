@@ -56,3 +56,38 @@ def test_info_on_a_missing_env_says_what_to_run(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["env", "info", "--path", str(tmp_path / "none")])
     assert result.exit_code == 1
     assert "passbench env create bigcodebench" in str(result.exception)
+
+
+def test_offline_create_stops_before_building_when_nltk_data_is_missing(tmp_path: Path) -> None:
+    root = tmp_path / "env"
+    result = CliRunner().invoke(
+        cli,
+        ["env", "create", "bigcodebench", "--path", str(root)],
+        env={"PASSBENCH_OFFLINE": "1", "PASSBENCH_DATA_DIR": str(tmp_path / "nodata")},
+    )
+    assert result.exit_code == 1
+    message = str(result.exception)
+    assert message.startswith("NLTK data for bigcodebench not found: ")
+    assert f"(looked in {root}/nltk_data)" in message and "PASSBENCH_OFFLINE" in message
+    assert not root.exists()
+
+
+def test_offline_create_copies_nltk_data_from_the_data_folder(tmp_path: Path) -> None:
+    """Offline, an up-to-date environment takes NLTK data from DATA_DIR/nltk_data; nothing
+    is downloaded and no error is raised."""
+    from passbench.evalenv.specs import get_spec
+
+    root = tmp_path / "env"
+    _fake_complete_env(root)
+    source = tmp_path / "data" / "nltk_data"
+    for package in get_spec("bigcodebench").nltk_packages:
+        (source / "corpora" / package).mkdir(parents=True)
+    result = CliRunner().invoke(
+        cli,
+        ["env", "create", "bigcodebench", "--path", str(root)],
+        env={"PASSBENCH_OFFLINE": "1", "PASSBENCH_DATA_DIR": str(tmp_path / "data")},
+    )
+    assert result.exit_code == 0, result.output
+    assert "NLTK data missing" not in result.output
+    for package in get_spec("bigcodebench").nltk_packages:
+        assert (root / "nltk_data" / "corpora" / package).is_dir()

@@ -96,3 +96,12 @@ def test_provider_options_are_toml_values_or_text() -> None:
         "tokenizer": "t/x",
         "a": [1, 2],
     }
+
+
+def test_errors_in_a_model_table_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "passbench.toml"
+    path.write_text('[evaluate]\nworkers = 2\n\n[models.m]\nprovider = "openai"\ncolour = 1\n')
+    with pytest.raises(InputError) as caught:
+        load_model_config("m", path=path)
+    assert (caught.value.line, caught.value.field) == (6, "models.m.colour")
+    assert str(caught.value).startswith(f"{path}:6: field 'models.m.colour': unknown setting")

@@ -33,9 +33,7 @@ from passbench.progress import NullProgress, Progress
 #: Where the public files live; every DataFile.url_path is relative to it.
 DEFAULT_DOWNLOAD_BASE = "https://github.com"
 
-#: Environment variables `DataSettings.from_env` reads besides PASSBENCH_DATA_DIR and
-#: PASSBENCH_CACHE_DIR (which passbench.settings.paths_from reads for every stage).
-ENV_MIRROR = "PASSBENCH_DOWNLOAD_MIRROR"
+#: The variable that turns downloads off (read, with the others, by passbench.settings).
 ENV_OFFLINE = "PASSBENCH_OFFLINE"
 
 Source = Literal["file", "data_dir", "cache", "download"]
@@ -57,15 +55,18 @@ class DataSettings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], **overrides: Any) -> DataSettings:
-        """Settings from environment variables, then `overrides` (CLI flags) where not None."""
+        """Settings from environment variables (PASSBENCH_DATA_DIR, PASSBENCH_CACHE_DIR,
+        PASSBENCH_DOWNLOAD_MIRROR, PASSBENCH_OFFLINE, checked by passbench.settings), then
+        `overrides` where not None."""
         from passbench.settings import paths_from
 
         paths = paths_from(environ)
-        values: dict[str, Any] = {"data_dir": paths.data_dir, "cache_dir": paths.cache_dir}
-        if environ.get(ENV_MIRROR):
-            values["mirror"] = environ[ENV_MIRROR]
-        if environ.get(ENV_OFFLINE, "").strip().lower() in {"1", "true", "yes", "on"}:
-            values["download"] = False
+        values: dict[str, Any] = {
+            "data_dir": paths.data_dir,
+            "cache_dir": paths.cache_dir,
+            "mirror": paths.mirror,
+            "download": not paths.offline,
+        }
         values.update({key: value for key, value in overrides.items() if value is not None})
         for key in ("dataset_path", "data_dir", "cache_dir"):
             if values.get(key) is not None and not isinstance(values[key], Path):

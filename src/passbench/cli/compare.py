@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ from rich.console import Console
 
 from passbench.benchmarks import DataSettings
 from passbench.cli.inspect import data_flags, scoring_flags, scoring_options
+from passbench.cli.options import data_settings, resolve_options
 from passbench.errors import InputError
 from passbench.report.analysis import inspect_run
 from passbench.report.compare import RULES, compare_all, unique_names
@@ -52,31 +52,25 @@ _LEADERBOARD_SUFFIXES = {
 @click.option(
     "--rule",
     type=click.Choice(RULES),
-    default="majority",
-    show_default=True,
-    help="For McNemar's test a task is solved when most samples pass (majority) or one does.",
+    help="For McNemar's test a task is solved when most samples pass (majority) or one does "
+    "[majority].",
 )
 @click.option(
     "--limit",
-    default=20,
-    show_default=True,
-    help="Differing tasks listed per pair (0: none in the terminal, all in markdown).",
+    type=int,
+    help="Differing tasks listed per pair (0: none in the terminal, all in markdown) [20].",
 )
 @scoring_flags
 @data_flags
+@click.pass_context
 def compare(
+    ctx: click.Context,
+    /,
     results: tuple[Path, ...],
     output_format: str,
     output: Path | None,
     leaderboard: Path | None,
-    rule: str,
-    limit: int,
-    pass_k: str,
-    bootstrap: int,
-    seed: int,
-    confidence: float,
-    data_dir: Path | None,
-    dataset_version: str | None,
+    **flags: Any,
 ) -> None:
     """Compare runs: per-task agreement, pass@1 difference with a paired bootstrap interval,
     McNemar's exact test, and a plain verdict on whether the difference is noise.
@@ -87,13 +81,18 @@ def compare(
     """
     if len(results) < 2 and output_format not in FORMATS[3:] and leaderboard is None:
         raise InputError("give at least two result files to compare", field="RESULTS")
-    options = scoring_options(pass_k, bootstrap, seed, confidence)
+    resolved = resolve_options(ctx, "compare", flags)
+    options = scoring_options(resolved)
+    rule: str = resolved["rule"]
+    limit: int = resolved["limit"]
     runs = [load_results(path) for path in results]
     pairs = compare_all(runs, options, rule)
 
     boards: dict[str, str] = {}
     if output_format.startswith("leaderboard-") or leaderboard is not None:
-        rows = build_leaderboard(_summaries(runs, options, data_dir, dataset_version), pairs)
+        rows = build_leaderboard(
+            _summaries(runs, options, data_settings(resolved), resolved["dataset_version"]), pairs
+        )
         settings = {
             "pass_k": list(options.ks),
             "bootstrap": options.resamples,
@@ -133,9 +132,8 @@ def compare(
 
 
 def _summaries(
-    runs: list[RunResults], options: Any, data_dir: Path | None, dataset_version: str | None
+    runs: list[RunResults], options: Any, data: DataSettings, dataset_version: str | None
 ) -> list[tuple[str, Any]]:
-    data = DataSettings.from_env(os.environ, data_dir=data_dir)
     catalogs: dict[tuple[str | None, str | None], TaskCatalog] = {}
     summaries = []
     for name, run in zip(unique_names(runs), runs, strict=True):

@@ -5,21 +5,28 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from passbench.cli._progress import RichProgress
+from passbench.cli.options import config_option, resolve_options
+from passbench.errors import EnvironmentError_
 from passbench.evalenv import check_env, create_env, locate_env, spec_names
 from passbench.evalenv.check import EnvReport
+from passbench.evalenv.location import env_path
+from passbench.evalenv.nltk_data import NLTK_DIR_NAME, missing_packages
+from passbench.evalenv.specs import get_spec
+from passbench.settings import Resolved
 
 _NAME = click.argument("name", default="bigcodebench", type=click.Choice(spec_names()))
 _PATH = click.option(
     "--path",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Environment folder (default: $PASSBENCH_ENV_DIR, else the user data dir).",
+    help="Environment folder (env: PASSBENCH_ENV_DIR; default: the user data dir).",
 )
 
 
@@ -42,7 +49,7 @@ def env() -> None:
     "--nltk-data",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
-    help="Local NLTK data folder to copy from (default: $PASSBENCH_DATA_DIR/nltk_data).",
+    help="Local NLTK data folder to copy from (default: nltk_data/ in PASSBENCH_DATA_DIR).",
 )
 @click.option("--no-download", is_flag=True, help="Do not try NLTK's downloader.")
 @click.option("--force", is_flag=True, help="Rebuild even when the environment is up to date.")
@@ -53,26 +60,34 @@ def env() -> None:
     help="Extra argument for pip install (repeatable), e.g. --pip-arg=--no-index.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Print pip's output.")
-def create(
-    name: str,
-    path: Path | None,
-    python: str | None,
-    nltk_data: Path | None,
-    no_download: bool,
-    force: bool,
-    pip_args: tuple[str, ...],
-    verbose: bool,
-) -> None:
-    """Build environment NAME from the lock file shipped with passbench (idempotent)."""
+@config_option
+@click.pass_context
+def create(ctx: click.Context, /, name: str, **options: Any) -> None:
+    """Build environment NAME from the lock file shipped with passbench (idempotent).
+
+    With PASSBENCH_OFFLINE nothing is downloaded: pip installs only from what --pip-arg
+    points it to (--find-links DIR; pip's --no-index is added), and NLTK data must come from
+    the local folder (or be in the environment already).
+    """
     console = Console(stderr=True)
+    resolved = resolve_options(ctx, "env", options)
+    path: Path | None = resolved["env_dir"]
+    nltk_source = _nltk_source(resolved)
+    offline = resolved.paths.offline
+    pip_args = tuple(options["pip_args"])
+    if offline:
+        _check_offline_nltk(name, path, nltk_source, force=options["force"])
+        if "--no-index" not in pip_args:
+            pip_args += ("--no-index",)
+    verbose = options["verbose"]
     with RichProgress(console) as progress:
         result = create_env(
             name,
             path=path,
-            python=python,
-            nltk_source=nltk_data,
-            download_nltk=not no_download,
-            force=force,
+            python=resolved["python"],
+            nltk_source=nltk_source,
+            download_nltk=not (options["no_download"] or offline),
+            force=options["force"],
             pip_args=pip_args,
             progress=progress,
             on_output=(lambda line: console.print(line, markup=False, highlight=False))
@@ -91,8 +106,45 @@ def create(
             f"{info.python_version}, {info.metadata.lock_file}, sha256 {info.lock_sha256[:12]}"
         )
     if result.nltk.missing:
+        if offline:
+            raise _offline_nltk_error(name, result.nltk.missing, nltk_source, info.root)
         console.print(f"[yellow]NLTK data missing[/]: {', '.join(result.nltk.missing)}")
     click.echo(str(info.python))
+
+
+def _nltk_source(resolved: Resolved) -> Path | None:
+    """--nltk-data, else DATA_DIR/nltk_data when that folder exists."""
+    if resolved["nltk_data"] is not None:
+        return Path(resolved["nltk_data"])
+    data_dir = resolved.paths.data_dir
+    if data_dir is not None and (data_dir / NLTK_DIR_NAME).is_dir():
+        return data_dir / NLTK_DIR_NAME
+    return None
+
+
+def _check_offline_nltk(name: str, path: Path | None, source: Path | None, *, force: bool) -> None:
+    """Offline, every NLTK package must be in the local folder or (unless the environment is
+    rebuilt from scratch) already in the environment: say so before building anything."""
+    root = env_path(name, path)
+    missing = get_spec(name).nltk_packages
+    if source is not None:
+        missing = tuple(missing_packages(source, missing))
+    if not force and missing:
+        missing = tuple(missing_packages(root / NLTK_DIR_NAME, missing))
+    if missing:
+        raise _offline_nltk_error(name, missing, source, root)
+
+
+def _offline_nltk_error(
+    name: str, missing: Any, source: Path | None, root: Path
+) -> EnvironmentError_:
+    looked = [str(source)] if source is not None else []
+    looked.append(str(root / NLTK_DIR_NAME))
+    return EnvironmentError_(
+        f"NLTK data for {name} not found: {', '.join(missing)} (looked in {', '.join(looked)}) "
+        "and downloads are off (PASSBENCH_OFFLINE); pass --nltk-data DIR, or point "
+        "PASSBENCH_DATA_DIR at a folder holding nltk_data/"
+    )
 
 
 @env.command()
@@ -100,9 +152,13 @@ def create(
 @_PATH
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--skip-imports", is_flag=True, help="Skip the (slow) import of every module.")
-def check(name: str, path: Path | None, as_json: bool, skip_imports: bool) -> None:
+@config_option
+@click.pass_context
+def check(ctx: click.Context, /, name: str, **options: Any) -> None:
     """Report what environment NAME lacks; exit code 1 when anything is missing."""
-    report = check_env(name, path, modules=not skip_imports)
+    path: Path | None = resolve_options(ctx, "env", options)["env_dir"]
+    as_json: bool = options["as_json"]
+    report = check_env(name, path, modules=not options["skip_imports"])
     if as_json:
         click.echo(json.dumps(_report_json(report), indent=2))
     else:
@@ -114,8 +170,11 @@ def check(name: str, path: Path | None, as_json: bool, skip_imports: bool) -> No
 @env.command()
 @_NAME
 @_PATH
-def info(name: str, path: Path | None) -> None:
+@config_option
+@click.pass_context
+def info(ctx: click.Context, /, name: str, **options: Any) -> None:
     """Print where environment NAME is and what it was built from (JSON)."""
+    path: Path | None = resolve_options(ctx, "env", options)["env_dir"]
     found = locate_env(name, path, allow_stale=True)
     record = {
         "name": found.name,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,59 +10,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from passbench.benchmarks import get_benchmark
 from passbench.cli._progress import RichProgress
+from passbench.cli.options import config_option, resolve_options, selection_options, task_selection
 from passbench.errors import InputError
 from passbench.evaluate import EvaluateSettings, EvaluationOutcome, Evaluator, GroundTruthOutcome
 from passbench.sandbox.base import Limits
-from passbench.settings import Paths, load_config, paths_from, resolve
-
-_DEFAULTS: dict[str, Any] = {
-    "benchmark": "bigcodebench",
-    "version": None,
-    "split": "complete",
-    "subset": "full",
-    "pass_k": "1,5,10",
-    "workers": 0,
-    "timeout_per_task": None,
-    "min_time_limit": 1.0,
-    "gt_time_limit_factor": 4.0,
-    "memory_mb": Limits.memory_mb,
-    "tmp_mb": Limits.tmp_mb,
-    "env_dir": None,
-    "data_dir": None,
-    "nltk_data": None,
-}
-
-
-def parse_pass_k(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(part) for part in str(text).split(",") if part.strip())
-    except ValueError:
-        raise InputError(
-            f"expected comma-separated integers, got {text!r}", field="pass-k"
-        ) from None
-    if not values or any(k < 1 for k in values):
-        raise InputError(f"expected positive integers, got {text!r}", field="pass-k")
-    return values
-
-
-def parse_selection(tasks: str | None, id_range: str | None, prefix: str) -> tuple[str, ...] | None:
-    """--tasks ID,ID and --id-range LOW-HIGH (half-open, as the official --id_range)."""
-    selected: list[str] = []
-    if tasks:
-        for part in tasks.split(","):
-            part = part.strip()
-            if part:
-                selected.append(part if "/" in part else f"{prefix}{part}")
-    if id_range:
-        match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", id_range)
-        if not match or int(match[1]) >= int(match[2]):
-            raise InputError(
-                f"expected LOW-HIGH with LOW < HIGH, got {id_range!r}", field="id-range"
-            )
-        selected.extend(f"{prefix}{n}" for n in range(int(match[1]), int(match[2])))
-    return tuple(selected) if (tasks or id_range) else None
+from passbench.settings import Paths, Resolved
 
 
 @click.command()
@@ -91,10 +42,7 @@ def parse_selection(tasks: str | None, id_range: str | None, prefix: str) -> tup
     type=click.Path(path_type=Path),
     help="Where result files go (default: beside the samples; ./results for --ground-truth).",
 )
-@click.option(
-    "--tasks", help="Only these task ids, comma-separated (official --selective_evaluate)."
-)
-@click.option("--id-range", help="Only task numbers LOW <= n < HIGH, e.g. 10-20.")
+@selection_options
 @click.option(
     "--calibrated/--no-calibrated",
     default=True,
@@ -145,12 +93,7 @@ def parse_selection(tasks: str | None, id_range: str | None, prefix: str) -> tup
     help="A folder laid out like shared/datasets (env: PASSBENCH_DATA_DIR).",
 )
 @click.option("--nltk-data", type=click.Path(path_type=Path), help="NLTK data for samples.")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    help="A passbench.toml; its [evaluate] table sets defaults.",
-)
+@config_option
 @click.pass_context
 def evaluate(ctx: click.Context, /, **options: Any) -> None:
     """Run samples against the tasks' tests in the sandbox and score pass@k."""
@@ -161,10 +104,10 @@ def evaluate(ctx: click.Context, /, **options: Any) -> None:
     with RichProgress() as progress:
         evaluator = Evaluator(settings, paths, progress)
         if options["ground_truth"]:
-            outcome = evaluator.run_ground_truth(options["output_dir"] or Path("results"))
+            outcome = evaluator.run_ground_truth(settings.output_dir or Path("results"))
         else:
             assert settings.samples is not None
-            outcome_samples = evaluator.evaluate_samples(settings.samples, options["output_dir"])
+            outcome_samples = evaluator.evaluate_samples(settings.samples, settings.output_dir)
     if options["ground_truth"]:
         _print_ground_truth(console, outcome, evaluator)
     else:
@@ -174,52 +117,43 @@ def evaluate(ctx: click.Context, /, **options: Any) -> None:
 def evaluate_settings(
     ctx: click.Context, options: Mapping[str, Any]
 ) -> tuple[EvaluateSettings, Paths]:
-    """EvaluateSettings from the options of `evaluate` (also used by `passbench run`):
-    defaults < config file's [evaluate] table < environment < flags the user gave."""
-    flags = {
-        name: value
-        for name, value in options.items()
-        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
-        and value is not None
-    }
-    config = load_config(options["config_path"], "evaluate")
-    values = resolve(_DEFAULTS, config, os.environ, flags)
-    paths = paths_from(os.environ, values["data_dir"])
-    prefix = get_benchmark(values["benchmark"]).id_prefix
-    settings = EvaluateSettings(
-        benchmark=values["benchmark"],
-        version=values["version"],
-        split=values["split"],
-        subset=values["subset"],
+    """EvaluateSettings from the options of `evaluate`: defaults < config file < environment
+    < flags the user gave (passbench.settings)."""
+    resolved = resolve_options(ctx, "evaluate", options)
+    return settings_from(resolved, options), resolved.paths
+
+
+def settings_from(resolved: Resolved, options: Mapping[str, Any]) -> EvaluateSettings:
+    """EvaluateSettings from resolved settings (of `evaluate` or `run`) and the options that
+    are not settings (samples, task selection, --no-gt, --no-resume)."""
+    selection = task_selection(options)
+    return EvaluateSettings(
+        benchmark=resolved["benchmark"],
+        version=resolved["version"],
+        split=resolved["split"],
+        subset=resolved["subset"],
         samples=options.get("samples"),
-        task_ids=parse_selection(options["tasks"], options["id_range"], prefix),
-        calibrated=options["calibrated"],
-        pass_k=parse_pass_k(values["pass_k"]),
-        timeout_per_task_s=_optional_float(values["timeout_per_task"]),
-        min_time_limit_s=float(values["min_time_limit"]),
-        gt_time_limit_factor=float(values["gt_time_limit_factor"]),
+        output_dir=resolved["output_dir"],
+        task_ids=selection.task_ids,
+        id_range=selection.id_range,
+        calibrated=resolved["calibrated"],
+        pass_k=resolved["pass_k"],
+        timeout_per_task_s=resolved["timeout_per_task"],
+        min_time_limit_s=resolved["min_time_limit"],
+        gt_time_limit_factor=resolved["gt_time_limit_factor"],
         check_ground_truth=not options["no_gt"],
-        workers=int(values["workers"]),
+        workers=resolved["workers"],
         limits=Limits(
-            memory_mb=int(values["memory_mb"]),
-            tmp_mb=int(values["tmp_mb"]),
-            allow_network=options["allow_network"],
+            memory_mb=resolved["memory_mb"],
+            tmp_mb=resolved["tmp_mb"],
+            allow_network=resolved["allow_network"],
         ),
-        env_dir=_optional_path(values["env_dir"]),
-        dataset_path=options["dataset_path"],
-        nltk_data=_optional_path(values["nltk_data"]),
-        require_isolation=options["require_isolation"],
+        env_dir=resolved["env_dir"],
+        dataset_path=resolved["dataset_path"],
+        nltk_data=resolved["nltk_data"],
+        require_isolation=resolved["require_isolation"],
         resume=not options["no_resume"],
     )
-    return settings, paths
-
-
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def _optional_path(value: Any) -> Path | None:
-    return None if value in (None, "") else Path(value)
 
 
 def _title(evaluator: Evaluator) -> str:

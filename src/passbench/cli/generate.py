@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,18 +25,20 @@ from rich.console import Console
 
 from passbench.benchmarks import Benchmark, LoadedBenchmark, get_benchmark
 from passbench.benchmarks.base import check_split
+from passbench.benchmarks.selection import select_tasks
 from passbench.cli._progress import RichProgress
-from passbench.cli.evaluate import parse_selection
 from passbench.cli.options import (
-    DEFAULT_BENCHMARK,
     benchmark_option,
+    config_option,
     data_options,
     data_settings,
+    resolve_options,
+    selection_options,
     split_option,
     subset_option,
+    task_selection,
     version_option,
 )
-from passbench.errors import InputError
 from passbench.pipeline import (
     GenerationOutcome,
     GenerationSettings,
@@ -49,23 +51,15 @@ from passbench.providers import ModelConfig, ResponseCache, load_model_config
 from passbench.providers.config import parse_provider_options
 from passbench.providers.registry import official_sampling_top_p
 from passbench.records import Task
-from passbench.settings import paths_from
+from passbench.settings import ConfigFile, Resolved
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: Where sample and result files go unless --output-dir says otherwise.
-DEFAULT_OUTPUT_DIR = Path("results")
 
 _GENERATION_OPTIONS: tuple[Callable[[Any], Any], ...] = (
     click.option("--model", "-m", required=True, help="Model id, or a [models.NAME] table's name."),
     click.option("--provider", "-p", help="openai, anthropic, google, mistral, ollama, vllm, hf."),
     click.option("--base-url", help="API endpoint (OpenAI-compatible servers, Ollama host...)."),
-    click.option(
-        "--config",
-        "config_path",
-        type=click.Path(path_type=Path, dir_okay=False),
-        help="TOML with [models.NAME] tables (default: ./passbench.toml when it exists).",
-    ),
+    config_option,
     click.option("--revision", help="Model revision (hf, vllm; default main, in file names too)."),
     click.option(
         "--option",
@@ -80,7 +74,9 @@ _GENERATION_OPTIONS: tuple[Callable[[Any], Any], ...] = (
     split_option,
     subset_option,
     data_options,
-    click.option("--n-samples", "-n", type=click.IntRange(min=1), default=1, show_default=True),
+    click.option(
+        "--n-samples", "-n", type=click.IntRange(min=1), help="Samples per task (default 1)."
+    ),
     click.option("--temperature", type=float, help="Sampling temperature (default 0: greedy)."),
     click.option("--top-p", type=float),
     click.option("--max-new-tokens", type=click.IntRange(min=1), help="Default 1280 (official)."),
@@ -107,15 +103,11 @@ _GENERATION_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         help="Start the answer with the response prefix (default: only for hf / vllm, as "
         "official).",
     ),
-    click.option("--tasks", help="Only these task ids, comma-separated."),
-    click.option(
-        "--id-range",
-        help="Only the tasks at positions LOW <= i < HIGH of the dataset, e.g. 0-10 (official).",
-    ),
+    selection_options,
     click.option(
         "--output-dir",
         type=click.Path(path_type=Path, file_okay=False),
-        help=f"Folder for sample (and result) files (default: ./{DEFAULT_OUTPUT_DIR}).",
+        help="Folder for sample (and result) files (default: ./results).",
     ),
     click.option(
         "--cache",
@@ -149,13 +141,10 @@ class Selection:
     tasks: list[Task]
 
 
-def model_config(options: Mapping[str, Any]) -> ModelConfig:
-    """The model's settings: its [models.NAME] table (if any) with the flags on top, and the
-    official defaults for what neither sets: 1280 new tokens, greedy, and when sampling the
-    top_p the official tool uses with that provider."""
-    config_path = options["config_path"]
-    if config_path is None and Path("passbench.toml").is_file():
-        config_path = Path("passbench.toml")
+def model_config(options: Mapping[str, Any], config_file: ConfigFile | None = None) -> ModelConfig:
+    """The model's settings: its [models.NAME] table in the config file (if any) with the flags
+    on top, and the official defaults for what neither sets: 1280 new tokens, greedy, and when
+    sampling the top_p the official tool uses with that provider."""
     flags = {
         name: options[name]
         for name in (
@@ -179,7 +168,7 @@ def model_config(options: Mapping[str, Any]) -> ModelConfig:
         provider_options["revision"] = options["revision"]
     if provider_options:
         flags["options"] = provider_options
-    config = load_model_config(options["model"], path=config_path, flags=flags)
+    config = load_model_config(options["model"], config=config_file, flags=flags)
     if config.params.max_new_tokens is None:
         config = replace(config, params=replace(config.params, max_new_tokens=1280))
     if config.params.temperature is None:
@@ -191,46 +180,26 @@ def model_config(options: Mapping[str, Any]) -> ModelConfig:
     return config
 
 
-def _positions(text: str) -> tuple[int, int]:
-    """--id-range LOW-HIGH: positions in the dataset, as the official generate reads it."""
-    low, sep, high = text.partition("-")
-    if not sep or not low.strip().isdigit() or not high.strip().isdigit() or int(low) >= int(high):
-        raise InputError(f"expected LOW-HIGH with LOW < HIGH, got {text!r}", field="id-range")
-    return int(low), int(high)
-
-
-def select(options: Mapping[str, Any]) -> Selection:
+def select(resolved: Resolved, options: Mapping[str, Any]) -> Selection:
     """Load the benchmark and pick the tasks --tasks and --id-range name (all by default)."""
-    bench = get_benchmark(options["benchmark"] or DEFAULT_BENCHMARK)
-    split = check_split(bench, options["split"] or "complete")
+    bench = get_benchmark(resolved["benchmark"])
+    split = check_split(bench, resolved["split"])
     with RichProgress() as progress:  # shows anything only when a download happens
         loaded = bench.load(
-            options["version"],
-            options["subset"] or "full",
-            data=data_settings(options["dataset_path"], options["data_dir"]),
-            progress=progress,
+            resolved["version"], resolved["subset"], data=data_settings(resolved), progress=progress
         )
-    selection = parse_selection(options["tasks"], None, bench.id_prefix)
-    chosen = [task for task in loaded if selection is None or task.task_id in selection]
-    if options["id_range"] is not None:
-        low, high = _positions(options["id_range"])
-        chosen = chosen[low:high]
-    if selection is not None:
-        unknown = sorted(set(selection) - {task.task_id for task in chosen})
-        if unknown:
-            raise InputError(f"unknown task ids: {', '.join(unknown[:5])}", field="tasks")
-    if not chosen:
-        raise InputError("no tasks selected", field="tasks")
+    selection = task_selection(options)
+    chosen = select_tasks(loaded.tasks, selection.task_ids, selection.id_range)
     return Selection(bench, loaded, split, chosen)
 
 
 def generation_settings(
-    options: Mapping[str, Any], config: ModelConfig, split: str
+    resolved: Resolved, options: Mapping[str, Any], config: ModelConfig, split: str
 ) -> GenerationSettings:
     return GenerationSettings(
         config=config,
         split=split,
-        n_samples=options["n_samples"],
+        n_samples=resolved["n_samples"],
         chat=options["chat"],
         prefill=options["prefill"],
         official_stops=not options["stop"],
@@ -239,7 +208,11 @@ def generation_settings(
 
 
 def output_files(
-    options: Mapping[str, Any], config: ModelConfig, selection: Selection, output: Path | None
+    resolved: Resolved,
+    options: Mapping[str, Any],
+    config: ModelConfig,
+    selection: Selection,
+    output: Path | None,
 ) -> SampleFiles:
     """The raw and sanitized sample files: beside --output, else officially named in
     --output-dir."""
@@ -250,22 +223,25 @@ def output_files(
         selection.benchmark.name,
         selection.loaded.subset,
         selection.split,
-        options["n_samples"],
+        resolved["n_samples"],
         prefill=options["prefill"],
     )
-    return sample_files(output_dir(options), identifier)
+    return sample_files(resolved["output_dir"], identifier)
 
 
-def output_dir(options: Mapping[str, Any]) -> Path:
-    folder: Path | None = options["output_dir"]
-    return folder if folder is not None else DEFAULT_OUTPUT_DIR
-
-
-def open_cache(options: Mapping[str, Any]) -> ResponseCache | None:
+def open_cache(resolved: Resolved, options: Mapping[str, Any]) -> ResponseCache | None:
     if options["no_cache"]:
         return None
-    path = options["cache_path"] or paths_from(os.environ).cache_dir / "generations.sqlite"
+    path = resolved["cache"] or resolved.paths.cache_dir / "generations.sqlite"
     return ResponseCache(path)
+
+
+def offline_model_hub(resolved: Resolved, environ: MutableMapping[str, str]) -> None:
+    """With PASSBENCH_OFFLINE, local models (hf, vllm) load from the Hugging Face cache only:
+    a missing model is an error naming the cache instead of a download. Set before the
+    provider's SDK is imported, which reads it."""
+    if resolved.paths.offline:
+        environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def print_generation(console: Console, outcome: GenerationOutcome, n_tasks: int) -> None:
@@ -304,18 +280,21 @@ def print_generation(console: Console, outcome: GenerationOutcome, n_tasks: int)
     help="Raw samples file to write (default: named as the official tool names it, in "
     "--output-dir); the sanitized one goes beside it.",
 )
-def generate(**options: Any) -> None:
+@click.pass_context
+def generate(ctx: click.Context, /, **options: Any) -> None:
     """Generate samples with a model for every task of a benchmark, and sanitize them."""
     console = Console(stderr=True)
-    config = model_config(options)
-    selection = select(options)
-    files = output_files(options, config, selection, options["output"])
-    cache = open_cache(options)
+    resolved = resolve_options(ctx, "generate", options)
+    config = model_config(options, resolved.config)
+    selection = select(resolved, options)
+    files = output_files(resolved, options, config, selection, options["output"])
+    offline_model_hub(resolved, os.environ)
+    cache = open_cache(resolved, options)
     try:
         with RichProgress() as progress:
             outcome = asyncio.run(
                 generate_samples(
-                    generation_settings(options, config, selection.split),
+                    generation_settings(resolved, options, config, selection.split),
                     selection.tasks,
                     files,
                     cache=cache,

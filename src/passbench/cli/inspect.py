@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -10,7 +9,7 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from passbench.benchmarks import DataSettings
+from passbench.cli.options import config_option, data_settings, resolve_options
 from passbench.errors import InputError, UnknownNameError
 from passbench.report.analysis import Options, filter_tasks, inspect_run, task_detail
 from passbench.report.exports import (
@@ -23,6 +22,7 @@ from passbench.report.exports import (
 )
 from passbench.report.taskinfo import load_catalog
 from passbench.results import load_results, results_stem
+from passbench.settings import Resolved
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,25 +30,14 @@ FORMATS = ("table", "json", "csv", "markdown", "html")
 STATUSES = ("pass", "fail", "timeout")
 
 
-def parse_ks(value: str) -> tuple[int, ...]:
-    """ "1,5,10" -> (1, 5, 10); bad input names the option."""
-    try:
-        ks = tuple(sorted({int(part) for part in value.split(",") if part.strip()}))
-    except ValueError:
-        raise InputError(
-            f"expected numbers separated by commas, got {value!r}", field="--pass-k"
-        ) from None
-    if not ks or ks[0] < 1:
-        raise InputError(f"every k must be at least 1, got {value!r}", field="--pass-k")
-    return ks
-
-
-def scoring_options(pass_k: str, bootstrap: int, seed: int, confidence: float) -> Options:
-    if bootstrap < 1:
-        raise InputError(f"must be at least 1, got {bootstrap}", field="--bootstrap")
-    if not 0.0 < confidence < 1.0:
-        raise InputError(f"must be between 0 and 1, got {confidence}", field="--confidence")
-    return Options(ks=parse_ks(pass_k), resamples=bootstrap, seed=seed, confidence=confidence)
+def scoring_options(resolved: Resolved) -> Options:
+    """The scoring settings of `inspect` or `compare` (checked by passbench.settings)."""
+    return Options(
+        ks=resolved["pass_k"],
+        resamples=resolved["bootstrap"],
+        seed=resolved["seed"],
+        confidence=resolved["confidence"],
+    )
 
 
 def scoring_flags(command: F) -> F:
@@ -56,29 +45,22 @@ def scoring_flags(command: F) -> F:
     for option in reversed(
         [
             click.option(
-                "--pass-k",
-                default="1,5,10",
-                show_default=True,
-                help="k values to score, re-computed from the stored verdicts.",
+                "--pass-k", help="k values to score, re-computed from the stored verdicts [1,5,10]."
             ),
             click.option(
                 "--bootstrap",
-                default=2000,
-                show_default=True,
-                help="Bootstrap resamples (over tasks) for confidence intervals.",
+                type=int,
+                help="Bootstrap resamples (over tasks) for confidence intervals [2000].",
             ),
             click.option(
                 "--seed",
-                default=0,
-                show_default=True,
-                help="Seed of the bootstrap; the same seed gives the same intervals.",
+                type=int,
+                help="Seed of the bootstrap; the same seed gives the same intervals [0].",
             ),
             click.option(
-                "--confidence",
-                default=0.95,
-                show_default=True,
-                help="Confidence level of the intervals.",
+                "--confidence", type=float, help="Confidence level of the intervals [0.95]."
             ),
+            config_option,
         ]
     ):
         command = option(command)
@@ -91,7 +73,7 @@ def data_flags(command: F) -> F:
             click.option(
                 "--data-dir",
                 type=click.Path(file_okay=False, path_type=Path),
-                help="Benchmark data folder (default: $PASSBENCH_DATA_DIR).",
+                help="Benchmark data folder (env: PASSBENCH_DATA_DIR).",
             ),
             click.option(
                 "--dataset-version",
@@ -140,12 +122,13 @@ def data_flags(command: F) -> F:
     ),
 )
 @click.option("--lib", multiple=True, help="List tasks using this library (repeatable).")
-@click.option(
-    "--limit", default=20, show_default=True, help="Task rows shown in the terminal (0: all)."
-)
+@click.option("--limit", type=int, help="Task rows shown in the terminal (0: all) [20].")
 @scoring_flags
 @data_flags
+@click.pass_context
 def inspect(
+    ctx: click.Context,
+    /,
     results: Path,
     pass_at_k_file: Path | None,
     output_format: str,
@@ -154,23 +137,20 @@ def inspect(
     status: tuple[str, ...],
     category: tuple[str, ...],
     lib: tuple[str, ...],
-    limit: int,
-    pass_k: str,
-    bootstrap: int,
-    seed: int,
-    confidence: float,
-    data_dir: Path | None,
-    dataset_version: str | None,
+    **flags: Any,
 ) -> None:
     """Report on RESULTS, an _eval_results.json from passbench or the official evaluator.
 
     pass@k with confidence intervals, failures by category, scores by domain and library, the
     Hard subset, and every task's verdicts. Reads stored results only: nothing is re-run.
     """
-    options = scoring_options(pass_k, bootstrap, seed, confidence)
+    resolved = resolve_options(ctx, "inspect", flags)
+    options = scoring_options(resolved)
+    limit: int = resolved["limit"]
     run = load_results(results, pass_at_k_file)
-    data = DataSettings.from_env(os.environ, data_dir=data_dir)
-    catalog = load_catalog(run.benchmark, dataset_version or run.dataset_version, data)
+    catalog = load_catalog(
+        run.benchmark, resolved["dataset_version"] or run.dataset_version, data_settings(resolved)
+    )
     inspection = inspect_run(run, catalog, options)
 
     if task_id is not None:

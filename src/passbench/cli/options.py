@@ -1,16 +1,20 @@
-"""Click options shared by the sub-commands that read benchmark data.
+"""Click options shared by the sub-commands, and how a command resolves its settings.
 
-Every option defaults to None so a command can tell a flag the user gave from a default (config
-files and the environment sit between the two, see passbench.settings); the help text names
-the effective default.
+Every option that feeds a setting defaults to None (or is a flag) so a command can tell a flag the
+user gave from a default: config files and the environment sit between the two, and
+`resolve_options` merges them all through passbench.settings. The help text names the effective
+default.
 
     @click.command()
     @benchmark_option
-    @version_option
-    @split_option
     @subset_option
     @data_options
-    def evaluate(benchmark, version, split, subset, dataset_path, data_dir): ...
+    @config_option
+    @click.pass_context
+    def command(ctx, /, **options):
+        resolved = resolve_options(ctx, "tasks", options)  # the [tasks] table's settings
+        loaded = get_benchmark(resolved["benchmark"]).load(
+            resolved["version"], resolved["subset"], data=data_settings(resolved))
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from passbench.benchmarks import DataSettings, benchmark_names
+from passbench.benchmarks.selection import ID_RANGE_HELP, TASKS_HELP, TaskSelection
+from passbench.settings import Resolved, resolve
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,14 +80,58 @@ def data_options(function: F) -> F:
     return dataset_path_option(data_dir_option(function))
 
 
-def data_settings(
-    dataset_path: Path | None,
-    data_dir: Path | None,
+config_option: Callable[[F], F] = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Config file (default: ./passbench.toml when it exists); see docs/configuration.md.",
+)
+
+tasks_option: Callable[[F], F] = click.option("--tasks", help=TASKS_HELP)
+id_range_option: Callable[[F], F] = click.option("--id-range", help=ID_RANGE_HELP)
+
+
+def selection_options(function: F) -> F:
+    """--tasks and --id-range (passbench.benchmarks.selection)."""
+    return tasks_option(id_range_option(function))
+
+
+def task_selection(options: Mapping[str, Any]) -> TaskSelection:
+    return TaskSelection.parse(options.get("tasks"), options.get("id_range"))
+
+
+def given_flags(ctx: click.Context, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options the user actually gave on the command line."""
+    return {
+        name: value
+        for name, value in options.items()
+        if value is not None
+        and ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+    }
+
+
+def resolve_options(
+    ctx: click.Context,
+    command: str,
+    options: Mapping[str, Any],
     environ: Mapping[str, str] | None = None,
-) -> DataSettings:
-    """DataSettings from the environment, with the flags the user gave on top."""
-    return DataSettings.from_env(
-        os.environ if environ is None else environ,
-        dataset_path=dataset_path,
-        data_dir=data_dir,
+) -> Resolved:
+    """`command`'s settings: defaults < config file < environment < the flags given."""
+    return resolve(
+        command,
+        flags=given_flags(ctx, options),
+        environ=os.environ if environ is None else environ,
+        config_path=options.get("config_path"),
+    )
+
+
+def data_settings(resolved: Resolved) -> DataSettings:
+    """Where benchmark data comes from, and whether it may be downloaded (PASSBENCH_OFFLINE)."""
+    paths = resolved.paths
+    return DataSettings(
+        dataset_path=resolved.values.get("dataset_path"),
+        data_dir=paths.data_dir,
+        cache_dir=paths.cache_dir,
+        mirror=paths.mirror,
+        download=not paths.offline,
     )

@@ -10,6 +10,7 @@ passbench.pipeline; this module only reads options and renders.
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -18,22 +19,24 @@ from rich.console import Console
 
 from passbench.cli._progress import RichProgress
 from passbench.cli.evaluate import evaluate as evaluate_command
-from passbench.cli.evaluate import evaluate_settings
+from passbench.cli.evaluate import settings_from
 from passbench.cli.generate import generate as generate_command
 from passbench.cli.generate import (
     generation_settings,
     model_config,
+    offline_model_hub,
     open_cache,
-    output_dir,
     output_files,
     print_generation,
     select,
 )
+from passbench.cli.options import resolve_options
 from passbench.pipeline import RunOutcome, run_pipeline
 
 # evaluate's options that `run` does not take: it evaluates what it generated, into the
 # --output-dir of generate; --tasks / --id-range / --config / --no-resume / the data and
-# benchmark options are generate's (same names, one value for both stages).
+# benchmark options are generate's (same names, one value for both stages). Its settings are
+# those of the [run] table (passbench.settings: generate's and evaluate's keys).
 _NOT_FROM_EVALUATE = {"samples", "ground_truth", "output_dir"}
 _NOT_FROM_GENERATE = {"output"}  # `run` names its files officially, in --output-dir
 
@@ -54,28 +57,30 @@ def _shared_params() -> list[click.Parameter]:
 def run(ctx: click.Context, /, **options: Any) -> None:
     """Generate samples, sanitize them, evaluate them and report pass@k, in one command."""
     console = Console(stderr=True)
-    config = model_config(options)
-    selection = select(options)
-    settings, paths = evaluate_settings(ctx, options)
+    resolved = resolve_options(ctx, "run", options)
+    config = model_config(options, resolved.config)
+    selection = select(resolved, options)
     settings = replace(
-        settings,
+        settings_from(resolved, options),
         benchmark=selection.benchmark.name,
         version=selection.loaded.version,
         split=selection.split,
         subset=selection.loaded.subset,
         task_ids=tuple(task.task_id for task in selection.tasks),
+        id_range=None,  # applied by select(): task_ids are the chosen tasks
     )
-    files = output_files(options, config, selection, None)
-    cache = open_cache(options)
+    files = output_files(resolved, options, config, selection, None)
+    offline_model_hub(resolved, os.environ)
+    cache = open_cache(resolved, options)
     try:
         with RichProgress() as progress:
             outcome = asyncio.run(
                 run_pipeline(
-                    generation_settings(options, config, selection.split),
+                    generation_settings(resolved, options, config, selection.split),
                     settings,
-                    paths,
+                    resolved.paths,
                     files,
-                    output_dir=output_dir(options),
+                    output_dir=resolved["output_dir"],
                     cache=cache,
                     progress=progress,
                 )

@@ -27,20 +27,27 @@ from passbench.benchmarks import Benchmark, LoadedBenchmark, get_benchmark
 from passbench.benchmarks.base import check_split
 from passbench.cli._progress import RichProgress
 from passbench.cli.options import (
-    DEFAULT_BENCHMARK,
     benchmark_option,
+    config_option,
     data_options,
     data_settings,
+    resolve_options,
     split_option,
     subset_option,
     version_option,
 )
 from passbench.errors import SampleFileError
 from passbench.records import Task
-from passbench.samplefile import read_samples, sample_file_stem, write_jsonl_atomic
+from passbench.samplefile import (
+    SampleIndexes,
+    read_samples,
+    sample_file_stem,
+    write_jsonl_atomic,
+)
 from passbench.sanitize import SanitizeResult
 from passbench.sanitize import sanitize as sanitize_answer
 from passbench.sanitize import syncheck as check_syntax
+from passbench.settings import Resolved
 
 # Below this many samples, starting worker processes costs more than it saves.
 _PARALLEL_FROM = 200
@@ -85,22 +92,18 @@ def sanitized_path(samples: Path) -> Path:
 @split_option
 @subset_option
 @data_options
-def sanitize(
-    samples: Path,
-    output: Path | None,
-    jobs: int | None,
-    benchmark: str | None,
-    version: str | None,
-    split: str | None,
-    subset: str | None,
-    dataset_path: Path | None,
-    data_dir: Path | None,
-) -> None:
+@config_option
+@click.pass_context
+def sanitize(ctx: click.Context, /, **options: Any) -> None:
     """Extract the program from each raw model answer (keeping the answer beside it)."""
     console = Console(stderr=True)
-    bench = get_benchmark(benchmark or DEFAULT_BENCHMARK)
-    chosen_split = check_split(bench, split or "complete")
-    loaded = _load(bench, version, subset, dataset_path, data_dir)
+    resolved = resolve_options(ctx, "sanitize", options)
+    samples: Path = options["samples"]
+    output: Path | None = options["output"]
+    jobs: int | None = resolved["jobs"]
+    bench = get_benchmark(resolved["benchmark"])
+    chosen_split = check_split(bench, resolved["split"])
+    loaded = _load(bench, resolved)
     raws = list(_read_raw(samples, bench, loaded))
     results = _sanitize_all(raws, chosen_split, jobs or os.cpu_count() or 1)
     target = output or sanitized_path(samples)
@@ -151,19 +154,16 @@ def sanitize(
 @version_option
 @subset_option
 @data_options
-def syncheck_command(
-    samples: Path,
-    nsample_check: int | None,
-    benchmark: str | None,
-    version: str | None,
-    subset: str | None,
-    dataset_path: Path | None,
-    data_dir: Path | None,
-) -> None:
+@config_option
+@click.pass_context
+def syncheck_command(ctx: click.Context, /, **options: Any) -> None:
     """Report samples whose program does not parse, and tasks without samples."""
     console = Console()
-    bench = get_benchmark(benchmark or DEFAULT_BENCHMARK)
-    loaded = _load(bench, version, subset, dataset_path, data_dir)
+    resolved = resolve_options(ctx, "syncheck", options)
+    samples: Path = options["samples"]
+    nsample_check: int | None = options["nsample_check"]
+    bench = get_benchmark(resolved["benchmark"])
+    loaded = _load(bench, resolved)
     tasks = {task.task_id: task for task in loaded}
     records = read_samples(samples, known_task_ids=tasks)
     counts: dict[str, int] = {}
@@ -206,16 +206,10 @@ def syncheck_command(
 syncheck: click.Command = syncheck_command
 
 
-def _load(
-    bench: Benchmark,
-    version: str | None,
-    subset: str | None,
-    dataset_path: Path | None,
-    data_dir: Path | None,
-) -> LoadedBenchmark:
+def _load(bench: Benchmark, resolved: Resolved) -> LoadedBenchmark:
     with RichProgress() as progress:  # shows anything only when a download happens
         return bench.load(
-            version, subset or "full", data=data_settings(dataset_path, data_dir), progress=progress
+            resolved["version"], resolved["subset"], data=data_settings(resolved), progress=progress
         )
 
 
@@ -240,6 +234,7 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
 
 def _read_raw(path: Path, bench: Benchmark, loaded: LoadedBenchmark) -> Iterator[_Raw]:
     tasks = {task.task_id: task for task in loaded}
+    indexes = SampleIndexes(path)  # sample_index is copied through: checked as evaluate does
     seen = False
     for line, row in _records(path):
         seen = True
@@ -258,6 +253,7 @@ def _read_raw(path: Path, bench: Benchmark, loaded: LoadedBenchmark) -> Iterator
                 line=line,
                 field="task_id",
             )
+        indexes.take(row, task_id, line)
         present = [name for name in _ANSWER_FIELDS if row.get(name) is not None]
         if not present:
             raise SampleFileError(

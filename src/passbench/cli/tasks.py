@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console, Group
@@ -14,17 +14,23 @@ from rich.text import Text
 
 from passbench.benchmarks import Benchmark, LoadedBenchmark, benchmark_names, get_benchmark
 from passbench.benchmarks.base import check_split
+from passbench.benchmarks.selection import select_tasks
 from passbench.cli._progress import RichProgress
 from passbench.cli.options import (
     DEFAULT_BENCHMARK,
     benchmark_option,
+    config_option,
     data_options,
     data_settings,
+    resolve_options,
+    selection_options,
     split_option,
     subset_option,
+    task_selection,
     version_option,
 )
 from passbench.records import Task
+from passbench.settings import Resolved
 
 _FIELDS = ("prompt", "test", "solution", "all")
 
@@ -38,6 +44,7 @@ def tasks() -> None:
 @benchmark_option
 @version_option
 @subset_option
+@selection_options
 @click.option(
     "--libs",
     multiple=True,
@@ -52,20 +59,19 @@ def tasks() -> None:
     show_default=True,
 )
 @data_options
-def list_tasks(
-    benchmark: str | None,
-    version: str | None,
-    subset: str | None,
-    libs: tuple[str, ...],
-    output_format: str,
-    dataset_path: Path | None,
-    data_dir: Path | None,
-) -> None:
+@config_option
+@click.pass_context
+def list_tasks(ctx: click.Context, /, **options: Any) -> None:
     """List the tasks of a benchmark, optionally only those using some libraries."""
-    bench = get_benchmark(benchmark or DEFAULT_BENCHMARK)
-    loaded = _load(bench, version, subset or "full", dataset_path, data_dir)
+    resolved = resolve_options(ctx, "tasks", options)
+    libs: tuple[str, ...] = options["libs"]
+    output_format: str = options["output_format"]
+    bench = get_benchmark(resolved["benchmark"])
+    loaded = _load(bench, resolved, resolved["subset"])
+    selection = task_selection(options)
+    selected = select_tasks(loaded.tasks, selection.task_ids, selection.id_range)
     wanted = {lib.strip() for group in libs for lib in group.split(",") if lib.strip()}
-    chosen = [task for task in loaded.tasks if wanted <= set(task.libs)]
+    chosen = [task for task in selected if wanted <= set(task.libs)]
     if output_format == "json":
         click.echo(json.dumps(_listing(loaded, chosen), indent=1))
         return
@@ -98,25 +104,21 @@ def list_tasks(
     help="prompt, test or solution print raw text (for pipes); all renders every part.",
 )
 @data_options
-def show_task(
-    task_id: str,
-    benchmark: str | None,
-    version: str | None,
-    split: str | None,
-    field: str,
-    dataset_path: Path | None,
-    data_dir: Path | None,
-) -> None:
+@config_option
+@click.pass_context
+def show_task(ctx: click.Context, /, task_id: str, **options: Any) -> None:
     """Show one task: its prompt, test code and canonical solution.
 
     TASK_ID is a full id (BigCodeBench/13, HumanEval/0) or a number of --benchmark's tasks.
     Without --benchmark the benchmark follows from the id's prefix.
     """
-    bench = get_benchmark(benchmark or _benchmark_for(task_id))
-    split = check_split(bench, split or "complete")
+    resolved = resolve_options(ctx, "tasks", options)
+    field: str = options["field"]
+    bench = get_benchmark(options["benchmark"] or _benchmark_for(task_id, resolved))
+    split = check_split(bench, resolved["split"])
     if task_id.isdigit():
         task_id = bench.id_prefix + task_id
-    loaded = _load(bench, version, "full", dataset_path, data_dir)
+    loaded = _load(bench, resolved, "full")
     task = loaded.get(task_id)
     texts = {
         "prompt": task.prompts[split],
@@ -130,25 +132,20 @@ def show_task(
     Console().print(_render(bench, loaded, task, split, texts))
 
 
-def _load(
-    bench: Benchmark,
-    version: str | None,
-    subset: str,
-    dataset_path: Path | None,
-    data_dir: Path | None,
-) -> LoadedBenchmark:
+def _load(bench: Benchmark, resolved: Resolved, subset: str) -> LoadedBenchmark:
     with RichProgress() as progress:  # only shows anything when a download happens
         return bench.load(
-            version, subset, data=data_settings(dataset_path, data_dir), progress=progress
+            resolved["version"], subset, data=data_settings(resolved), progress=progress
         )
 
 
-def _benchmark_for(task_id: str) -> str:
-    """The first registered benchmark whose ids start like `task_id` (HumanEval/ -> humaneval)."""
+def _benchmark_for(task_id: str, resolved: Resolved) -> str:
+    """The first registered benchmark whose ids start like `task_id` (HumanEval/ -> humaneval);
+    for a bare number, the configured benchmark."""
     for name in benchmark_names():
         if task_id.startswith(get_benchmark(name).id_prefix):
             return name
-    return DEFAULT_BENCHMARK
+    return str(resolved["benchmark"] or DEFAULT_BENCHMARK)
 
 
 def summary(task: Task, width: int = 90) -> str:

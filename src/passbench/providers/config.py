@@ -1,6 +1,7 @@
 """Per-model settings: which provider, which endpoint, which parameters, which limits.
 
-They come from a TOML file (tomllib) and from command-line flags, flags winning:
+They come from the `[models.NAME]` tables of the config file (read and checked by
+passbench.settings, like every other setting) and from command-line flags, flags winning:
 
     [models.gpt4o]                  # the name given to --model
     provider = "openai"
@@ -25,7 +26,6 @@ Values are validated here (the I/O edge), with errors naming the file and field.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -33,11 +33,8 @@ from typing import Any
 
 from passbench.errors import InputError
 from passbench.providers.base import Capabilities, GenerationParams
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from passbench.settings import ConfigFile, read_config
+from passbench.settings.configfile import parse_toml_value
 
 
 @dataclass(frozen=True)
@@ -212,17 +209,6 @@ def _prices(value: Any, *, path: str | None, name: str) -> Prices:
     )
 
 
-def read_toml(path: str | Path) -> dict[str, Any]:
-    """A TOML file as a dict, with read and syntax errors as InputError."""
-    try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise InputError("config file not found", path=path) from None
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(f"invalid TOML: {error}", path=path) from None
-
-
 def parse_provider_options(items: Sequence[str]) -> dict[str, Any]:
     """--option KEY=VALUE pairs; VALUE is a TOML value (4096, true, "x", [1, 2]) or else text."""
     parsed: dict[str, Any] = {}
@@ -232,8 +218,8 @@ def parse_provider_options(items: Sequence[str]) -> dict[str, Any]:
         if not sep or not key:
             raise InputError(f"expected KEY=VALUE, got {item!r}", field="option")
         try:
-            parsed[key] = tomllib.loads(f"value = {text}")["value"]
-        except tomllib.TOMLDecodeError:
+            parsed[key] = parse_toml_value(text)
+        except ValueError:
             parsed[key] = text
     return parsed
 
@@ -242,27 +228,30 @@ def load_model_config(
     name: str,
     *,
     path: str | Path | None = None,
+    config: ConfigFile | None = None,
     flags: Mapping[str, Any] | None = None,
 ) -> ModelConfig:
-    """The settings for model `name`: its `[models.NAME]` table in `path` (if any), then flags.
+    """The settings for model `name`: its `[models.NAME]` table in the config file (`config`,
+    or the file at `path`; none: no table), then flags.
 
     A name without a table is the model id itself; `flags` must then name the provider.
-    Flags set to None count as not given.
+    Flags set to None count as not given. Errors name the file, the line and the key.
     """
+    if config is None and path is not None:
+        config = read_config(path)
     table: dict[str, Any] = {}
     prices: Mapping[str, Any] = {}
-    if path is not None:
-        document = read_toml(path)
-        models = document.get("models", {})
-        prices = document.get("prices", {})
+    if config is not None:
+        models = config.data.get("models", {})
+        prices = config.data.get("prices", {})
         if not isinstance(models, Mapping):
-            raise InputError("expected a table", path=path, field="models")
+            raise config.error("expected a table", "models")
         if not isinstance(prices, Mapping):
-            raise InputError("expected a table", path=path, field="prices")
+            raise config.error("expected a table", "prices")
         entry = models.get(name)
         if entry is not None:
             if not isinstance(entry, Mapping):
-                raise InputError("expected a table", path=path, field=f"models.{name}")
+                raise config.error("expected a table", f"models.{name}")
             table = dict(entry)
     for key, value in (flags or {}).items():
         if value is None or value == ():
@@ -271,7 +260,13 @@ def load_model_config(
             table[key] = {**table.get(key, {}), **value}
         else:
             table[key] = value
-    return model_config_from_mapping(table, name=name, path=path, prices=prices)
+    where = config.path if config is not None else None
+    try:
+        return model_config_from_mapping(table, name=name, path=where, prices=prices)
+    except InputError as error:
+        if config is None or error.line is not None or error.field is None:
+            raise
+        raise config.error(error.bare_message, error.field) from None
 
 
 #: The official default `--reasoning_effort`, part of some sample-file names.

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from passbench.errors import InputError, ResultsError, ResultsFileError
-from passbench.records import ErrorCategory
+from passbench.records import RESULT_SCHEMA_VERSION, ErrorCategory
 from passbench.results import load_results, results_stem, sibling_pass_at_k
 
-DATA = Path(__file__).parent / "report" / "data"
+DATA = Path(__file__).parents[1] / "report" / "data"
 OFFICIAL = (
     DATA
     / "demo-model--bigcodebench-hard-complete--official-0-1-sanitized-calibrated_eval_results.json"
@@ -143,6 +143,16 @@ def test_sibling_names_follow_the_official_convention() -> None:
             "eval['T/1'][0].duration_s",
         ),
         ({"eval": {}, "passbench": []}, "must be a JSON object", "passbench"),
+        (
+            {"eval": {"T/1": [{"status": "pass", "sample_index": -1}]}},
+            "must be a non-negative integer",
+            "eval['T/1'][0].sample_index",
+        ),
+        (
+            {"eval": {"T/1": [{"status": "pass", "sample_index": 3}] * 2}},
+            "3 appears twice",
+            "eval['T/1'][1].sample_index",
+        ),
     ],
 )
 def test_malformed_files_name_the_field(
@@ -214,3 +224,54 @@ def test_ground_truth_file_reads_as_one_verdict_per_task(tmp_path: Path) -> None
     failing = run.tasks["BigCodeBench/1"][0]
     assert failing.category is ErrorCategory.EXCEPTION and failing.reason == "KeyError: 'x'"
     assert run.isolation == "bubblewrap"
+
+
+def _ours(tmp_path: Path, schema: object, writer: object = "9.0.0") -> Path:
+    meta: dict[str, object] = {"schema_version": schema, "benchmark": "humaneval"}
+    if writer is not None:
+        meta["passbench_version"] = writer
+    return write(
+        tmp_path / "new_eval_results.json",
+        {
+            "eval": {"HumanEval/0": [{"task_id": "HumanEval/0", "status": "pass"}]},
+            "passbench": meta,
+        },
+    )
+
+
+def test_a_file_from_a_newer_schema_names_the_passbench_that_reads_it(tmp_path: Path) -> None:
+    path = _ours(tmp_path, RESULT_SCHEMA_VERSION + 1)
+    with pytest.raises(ResultsFileError) as caught:
+        load_results(path)
+    message = str(caught.value)
+    assert caught.value.field == "passbench.schema_version" and "\n" not in message
+    assert f"written by passbench 9.0.0 (result schema {RESULT_SCHEMA_VERSION + 1})" in message
+    assert message.endswith("upgrade to passbench 9.0.0 or newer")
+    with pytest.raises(ResultsFileError, match="upgrade to a newer passbench"):
+        load_results(_ours(tmp_path, RESULT_SCHEMA_VERSION + 1, writer=None))
+
+
+@pytest.mark.parametrize("schema", ["1", 0, True, None])
+def test_a_malformed_schema_version_is_an_error(tmp_path: Path, schema: object) -> None:
+    with pytest.raises(ResultsFileError, match="must be a positive integer"):
+        load_results(_ours(tmp_path, schema))
+
+
+def test_this_schema_and_blocks_without_one_read(tmp_path: Path) -> None:
+    assert load_results(_ours(tmp_path, RESULT_SCHEMA_VERSION)).origin == "passbench"
+    path = write(
+        tmp_path / "old_eval_results.json",
+        {"eval": {}, "passbench": {"benchmark": "humaneval"}},
+    )
+    assert load_results(path).meta == {"benchmark": "humaneval"}
+
+
+def test_a_newer_pass_at_k_sibling_is_refused_too(tmp_path: Path) -> None:
+    path = write(tmp_path / "x_eval_results.json", {"eval": {}})
+    write(
+        tmp_path / "x_pass_at_k.json",
+        {"pass@1": 0.5, "passbench": {"schema_version": RESULT_SCHEMA_VERSION + 1}},
+    )
+    with pytest.raises(ResultsFileError, match="result schema") as caught:
+        load_results(path)
+    assert caught.value.path == str(tmp_path / "x_pass_at_k.json")

@@ -1,11 +1,17 @@
 """Reading result files: passbench's own and the official BigCodeBench evaluator's.
 
+(`write.py` writes ours; the two are the only code that knows the files' layout.)
+
 Both write `<stem>_eval_results.json` (`{"date", "eval": {task_id: [sample, ...]}}`) and
 `<stem>_pass_at_k.json` (see docs/results-format.md). passbench adds fields per sample
 (`category`, `reason`, `duration_s`, ...) and a top-level `"passbench"` block; the official files
 have only `task_id`, `solution`, `status`, `details`. Both read into the same records here, with
 what a file does not say left as None, so every consumer (inspect, compare, leaderboards) treats
 the two alike. This is the I/O edge: everything is validated here, with the file and field named.
+
+Our files carry `passbench.schema_version`; one from a newer schema than this passbench reads is
+an error naming the passbench version that wrote it. Official files (no "passbench" block) and
+passbench blocks without a version (the earliest files) are read as they are.
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from passbench import __version__
 from passbench.errors import ResultsFileError
-from passbench.records import ErrorCategory
+from passbench.records import RESULT_SCHEMA_VERSION, ErrorCategory
 
 EVAL_RESULTS_SUFFIX = "eval_results.json"
 PASS_AT_K_SUFFIX = "pass_at_k.json"
@@ -188,12 +195,8 @@ def load_results(path: str | Path, pass_at_k_path: str | Path | None = None) -> 
     if "eval" not in document:
         hint = " (this looks like a _pass_at_k.json)" if "pass@1" in document else ""
         raise ResultsFileError(f"no 'eval' field{hint}", path=path, field="eval")
+    meta = _read_meta(document, path)
     tasks = _read_eval(document["eval"], path)
-    meta = document.get("passbench")
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        raise ResultsFileError("must be a JSON object", path=path, field="passbench")
     date = document.get("date")
 
     side_path: Path | None = sibling_pass_at_k(path)
@@ -215,6 +218,7 @@ def load_results(path: str | Path, pass_at_k_path: str | Path | None = None) -> 
 def _read_ground_truth(document: dict[str, Any], path: Path) -> RunResults:
     """`ground_truth.json` from `passbench evaluate --ground-truth`: one verdict per task on
     its canonical solution (no solution text or tracebacks are stored there)."""
+    meta = _read_meta(document, path)
     tasks: dict[str, tuple[SampleResult, ...]] = {}
     for task_id, entry in document["tasks"].items():
         where = f"tasks[{task_id!r}]"
@@ -222,11 +226,6 @@ def _read_ground_truth(document: dict[str, Any], path: Path) -> RunResults:
             raise ResultsFileError("must be a JSON object", path=path, field=where)
         item = {"task_id": task_id, "solution": "", "details": {}, **entry}
         tasks[task_id] = (_read_sample(task_id, 0, item, path, where),)
-    meta = document.get("passbench")
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        raise ResultsFileError("must be a JSON object", path=path, field="passbench")
     side = {
         "model": "ground truth",
         "gt_pass_rate": document.get("gt_pass_rate"),
@@ -241,6 +240,39 @@ def _read_ground_truth(document: dict[str, Any], path: Path) -> RunResults:
         pass_at_k_file=side,
         pass_at_k_path=path,
     )
+
+
+def _read_meta(document: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """The "passbench" block ({} for an official file), after checking its schema version."""
+    meta = document.get("passbench")
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise ResultsFileError("must be a JSON object", path=path, field="passbench")
+    check_schema(meta, path)
+    return meta
+
+
+def check_schema(meta: Mapping[str, Any], path: Path) -> None:
+    """A file from a newer schema than this passbench reads is an error saying which passbench
+    wrote it (so which one reads it)."""
+    version = meta.get("schema_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ResultsFileError(
+            f"must be a positive integer, got {version!r}",
+            path=path,
+            field="passbench.schema_version",
+        )
+    if version > RESULT_SCHEMA_VERSION:
+        writer = meta.get("passbench_version")
+        by = f"passbench {writer}" if isinstance(writer, str) else "a newer passbench"
+        needed = f"passbench {writer} or newer" if isinstance(writer, str) else "a newer passbench"
+        raise ResultsFileError(
+            f"written by {by} (result schema {version}); this passbench {__version__} reads "
+            f"schema {RESULT_SCHEMA_VERSION} and older: upgrade to {needed}",
+            path=path,
+            field="passbench.schema_version",
+        )
 
 
 def _read_json(path: Path) -> Any:
@@ -266,6 +298,7 @@ def _read_pass_at_k(path: Path) -> dict[str, Any]:
     document = _read_json(path)
     if not isinstance(document, dict):
         raise ResultsFileError("expected a JSON object (a _pass_at_k.json file)", path=path)
+    _read_meta(document, path)
     rate = document.get("gt_pass_rate")
     if rate is not None and (not isinstance(rate, (int, float)) or isinstance(rate, bool)):
         raise ResultsFileError("must be a number", path=path, field="gt_pass_rate")
@@ -283,7 +316,16 @@ def _read_eval(value: Any, path: Path) -> dict[str, tuple[SampleResult, ...]]:
         read = [
             _read_sample(task_id, i, item, path, f"{where}[{i}]") for i, item in enumerate(samples)
         ]
-        # Ours carry sample_index; official lists are already in completion order.
+        # Ours carry sample_index (the generator's); official lists are numbered by position.
+        seen: set[int] = set()
+        for i, sample in enumerate(read):
+            if sample.sample_index in seen:
+                raise ResultsFileError(
+                    f"{sample.sample_index} appears twice in the samples of {task_id!r}",
+                    path=path,
+                    field=f"{where}[{i}].sample_index",
+                )
+            seen.add(sample.sample_index)
         read.sort(key=lambda sample: sample.sample_index)
         tasks[task_id] = tuple(read)
     return tasks
@@ -329,8 +371,10 @@ def _read_sample(task_id: str, position: int, item: Any, path: Path, where: str)
                 field=f"{where}.category",
             ) from None
     index = item.get("sample_index", position)
-    if not isinstance(index, int) or isinstance(index, bool):
-        raise ResultsFileError("must be an integer", path=path, field=f"{where}.sample_index")
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise ResultsFileError(
+            "must be a non-negative integer", path=path, field=f"{where}.sample_index"
+        )
     return SampleResult(
         task_id=task_id,
         sample_index=index,
