@@ -65,7 +65,7 @@ def test_list_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert "HumanEval v0.1.10, full subset" in out
     assert "HumanEval/163" in out and "164 of 164 tasks" in out
     code, out, _ = run(["tasks", "list", "-b", "humaneval-openai"], capsys)
-    assert code == 0 and "HumanEval v1, full subset" in out
+    assert code == 0 and "HumanEval (original tests) v1, full subset" in out
 
 
 def test_show_raw_fields(capsys: pytest.CaptureFixture[str], data_env: Path) -> None:

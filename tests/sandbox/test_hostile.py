@@ -187,7 +187,7 @@ def test_forked_copy_cannot_report(any_sandbox: Sandbox) -> None:
 @pytest.mark.slow
 def test_fork_bomb(any_sandbox: Sandbox) -> None:
     if any_sandbox.isolation == Isolation.RLIMIT and os.geteuid() == 0:
-        pytest.skip("RLIMIT_NPROC does not apply to root, so the fallback cannot stop this")
+        pytest.skip("not applicable as root: RLIMIT_NPROC does not hold root")
     body = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
     result = run_one(any_sandbox, checks_program("bomb", body, timeout_s=3.0))
     assert result.status != "pass"
