@@ -153,7 +153,7 @@ class FrameReader:
 
 
 class WriteOnlyStringIO(io.StringIO):
-    """EvalPlus's: a StringIO that raises when read from."""
+    """EvalPlus's and the official BigCodeBench harness's: a StringIO that raises when read."""
 
     def read(self, *args: Any, **kwargs: Any) -> str:
         raise OSError
@@ -168,7 +168,7 @@ class WriteOnlyStringIO(io.StringIO):
         return False
 
 
-class _RedirectStdin(contextlib._RedirectStream):  # type: ignore[type-arg]
+class RedirectStdin(contextlib._RedirectStream):  # type: ignore[type-arg]
     _stream = "stdin"
 
 
@@ -179,7 +179,7 @@ def swallow_io() -> Iterator[None]:
     with (
         contextlib.redirect_stdout(stream),
         contextlib.redirect_stderr(stream),
-        _RedirectStdin(stream),
+        RedirectStdin(stream),
     ):
         yield
 

@@ -131,24 +131,9 @@ class TimeoutException(Exception):  # the official name, visible in tracebacks
     pass
 
 
-class WriteOnlyStringIO(io.StringIO):
-    """StringIO that throws an exception when it's read from."""
-
-    def read(self, *args: Any, **kwargs: Any) -> str:
-        raise OSError
-
-    def readline(self, *args: Any, **kwargs: Any) -> str:  # type: ignore[override]
-        raise OSError
-
-    def readlines(self, *args: Any, **kwargs: Any) -> list[str]:  # type: ignore[override]
-        raise OSError
-
-    def readable(self, *args: Any, **kwargs: Any) -> bool:
-        return False
-
-
-class redirect_stdin(contextlib._RedirectStream):  # type: ignore[type-arg]
-    _stream = "stdin"
+# The official harness's write-only buffer and stdin redirect; one definition, in _io_style.py.
+WriteOnlyStringIO = _io.WriteOnlyStringIO
+redirect_stdin = _io.RedirectStdin
 
 
 @contextlib.contextmanager
@@ -184,7 +169,7 @@ def swallow_subprocess_output() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def swallow_io(stream: WriteOnlyStringIO) -> Iterator[None]:
+def swallow_io(stream: io.StringIO) -> Iterator[None]:
     with contextlib.ExitStack() as stack:  # the evaluation environment may predate 3.10
         stack.enter_context(contextlib.redirect_stdout(stream))
         stack.enter_context(contextlib.redirect_stderr(stream))
