@@ -126,11 +126,20 @@ def test_find_zero_oracle_accepts_any_root() -> None:
         xs = args[0]
         return abs(sum(c * math.pow(out, i) for i, c in enumerate(xs))) <= atol
 
-    inputs = [[[-6.0, 11.0, -6.0, 1.0]]]  # roots 1, 2, 3
-    exp = expected(1.0)
-    assert run([3.0], exp=exp, atol=1e-4, oracle=oracle, inputs=inputs).status == "pass"
-    assert run([2.5], exp=exp, atol=1e-4, oracle=oracle, inputs=inputs).status == "fail"
-    assert run(["no"], exp=exp, atol=1e-4, oracle=oracle, inputs=inputs).status == "fail"
+    inputs = [[[-6.0, 11.0, -6.0, 1.0]], [[-2.0, 1.0]]]  # roots 1, 2, 3; root 2
+    exp = expected(1.0, 2.0)
+    # EvalPlus 0.3.1 never counts an input its oracle accepts, so even all-correct roots fail
+    # the phase, with nothing reported as failing; a rejected root counts as the one input done
+    right = run([3.0, 2.0], exp=exp, atol=1e-4, oracle=oracle, inputs=inputs)
+    assert (right.status, right.inputs_done) == ("fail", 0)
+    assert "every output passed the oracle" in right.reason
+    wrong = run([3.0, 2.5], exp=exp, atol=1e-4, oracle=oracle, inputs=inputs)
+    assert (wrong.status, wrong.inputs_done) == ("fail", 1)
+    assert "input 1: the oracle rejected 2.5" in wrong.reason
+    typed = run(["no"], exp=exp, atol=1e-4, oracle=oracle, inputs=inputs)
+    assert (typed.status, typed.inputs_done) == ("fail", 1)
+    capped = run([3.0], exp=exp, atol=1e-4, oracle=oracle, inputs=inputs, cap_hit=True)
+    assert (capped.status, capped.inputs_done) == ("timeout", 0)
 
 
 def test_statuses_follow_evalplus() -> None:

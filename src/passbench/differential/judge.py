@@ -12,7 +12,9 @@ phase):
 
 - `exact_match = out == exp`;
 - a special oracle replaces the comparison where the benchmark has one (HumanEval/32
-  `find_zero`: `|poly(xs, out)| <= atol`), and skips the rule below;
+  `find_zero`: `|poly(xs, out)| <= atol`), and skips the rule below; EvalPlus 0.3.1 does not
+  count an input its oracle accepts, which fails every such phase
+  (`_as_evalplus_counts_oracle_inputs`);
 - when `atol` is 0 and the expected output is a float or a non-empty list/tuple of floats,
   `atol` becomes 1e-6 for this input and every later one of the phase;
 - unequal outputs pass with a non-zero `atol` when `type(out) == type(exp)`, lists and tuples
@@ -80,6 +82,8 @@ def judge(
     if io is None:
         return replace(result, inputs_done=0)
     verdict = _decide(io, expected, phase)
+    if phase.oracle is not None:
+        verdict = _as_evalplus_counts_oracle_inputs(verdict, len(expected))
     return replace(
         result,
         status=verdict.status,
@@ -98,6 +102,32 @@ class _Verdict:
     category: ErrorCategory | None
     reason: str
     done: int  # EvalPlus's progress: inputs judged, the failing one included
+
+
+def _as_evalplus_counts_oracle_inputs(verdict: _Verdict, n_inputs: int) -> _Verdict:
+    """EvalPlus 0.3.1's verdict where a special oracle judges the outputs (HumanEval/32).
+
+    Its `unsafe_execute` leaves the oracle's branch with `continue` before it counts the input
+    (`details[i] = True; progress += 1`), so an input that passes the oracle is never counted;
+    a failing one is, by the exception handler. `untrusted_check` then keeps
+    `details[:progress]` and fails a phase whose details are fewer than its inputs: every
+    sample of such a task fails, the canonical solution included, and a failing one reports
+    the phase's first input. EvalPlus's published HumanEval+ numbers carry this; passbench
+    mirrors it so its numbers are EvalPlus's (docs/benchmarks.md, deviations).
+    """
+    if verdict.status == "pass" and n_inputs > 0:
+        return _Verdict(
+            "fail",
+            ErrorCategory.ASSERTION_FAILED,
+            "every output passed the oracle, but EvalPlus 0.3.1 counts no input its special "
+            "oracle accepts, so it fails the phase (mirrored: docs/benchmarks.md)",
+            0,
+        )
+    if verdict.status == "fail" and verdict.done > 0:
+        return replace(verdict, done=1)  # only the failing input was counted
+    if verdict.status == "timeout":
+        return replace(verdict, done=0)
+    return verdict
 
 
 def _decide(
