@@ -42,8 +42,9 @@ def env() -> None:
     "--python",
     "python",
     default=None,
-    help="Interpreter to build from; its version picks the lock (bigcodebench: 3.11 or 3.10). "
-    "Default: the version of the env already there, else 3.11 (this Python or python3.11).",
+    help="Interpreter to build from; its version picks the lock (bigcodebench: 3.10 or 3.11). "
+    "Default: the version of the env already there, else the official evaluator's 3.10 when "
+    "it is on the machine (PATH, pyenv, uv), else 3.11.",
 )
 @click.option(
     "--nltk-data",
@@ -105,6 +106,7 @@ def create(ctx: click.Context, /, name: str, **options: Any) -> None:
             f"[green]created[/] {info.root} in {result.seconds:.0f} s: Python "
             f"{info.python_version}, {info.metadata.lock_file}, sha256 {info.lock_sha256[:12]}"
         )
+        console.print(f"interpreter: {result.python_choice}", markup=False, highlight=False)
     if result.nltk.missing:
         if offline:
             raise _offline_nltk_error(name, result.nltk.missing, nltk_source, info.root)

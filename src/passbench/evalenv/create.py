@@ -5,7 +5,9 @@
 
 A spec may ship one lock per Python minor version: `--python` picks the lock of its version;
 without it, an existing environment keeps its version (so the rebuild hint `locate_env` gives
-rebuilds like with like) and a new one gets the spec's default version.
+rebuilds like with like), and a new one gets the official evaluator's version when an
+interpreter of it is on the machine (interpreters.py), else the spec's default version; the
+result says which and why.
 
 The metadata file is written last, so an interrupted build never looks complete, and a
 second run with the same lock finds it and returns at once (idempotent and fast in CI).
@@ -30,6 +32,7 @@ from typing import Literal
 
 from passbench.errors import EnvironmentError_, InputError
 from passbench.evalenv import nltk_data
+from passbench.evalenv.interpreters import find_interpreter
 from passbench.evalenv.locate import EnvInfo, locate_env
 from passbench.evalenv.location import default_nltk_source, env_path, env_python
 from passbench.evalenv.lock import Lock, packaged_lock_path, read_lock
@@ -59,6 +62,7 @@ class CreateResult:
     seconds: float
     nltk: nltk_data.NltkOutcome
     warnings: tuple[str, ...] = ()
+    python_choice: str = ""  # which interpreter and lock a build used, and why (one line)
 
 
 def create_env(
@@ -83,8 +87,13 @@ def create_env(
     started = time.monotonic()
     spec = get_spec(name)
     root = env_path(name, path)
-    interpreter = _explicit_python(spec, python) if python is not None else None
-    minor = minor_version(interpreter[1]) if interpreter is not None else _kept_minor(spec, root)
+    explicit = _explicit_python(spec, python) if python is not None else None
+    if explicit is not None:
+        minor = minor_version(explicit[1])
+        build_python: Path | None = explicit[0]
+        choice = f"Python {explicit[1]} ({explicit[0]}, from --python), {spec.lock_for(minor)}"
+    else:
+        minor, build_python, choice = _default_python(spec, root)
     lock_file = spec.lock_for(minor)
     lock = read_lock(packaged_lock_path(lock_file))
     local_nltk = Path(nltk_source).expanduser() if nltk_source is not None else None
@@ -102,7 +111,7 @@ def create_env(
             root,
             spec,
             lock,
-            interpreter[0] if interpreter is not None else find_python(spec, minor=minor),
+            build_python or find_python(spec, minor=minor),
             pip_args,
             report,
             on_output,
@@ -122,7 +131,12 @@ def create_env(
         )
         write_metadata(root, metadata)  # last: its presence means the build completed
         return CreateResult(
-            locate_env(name, path), "created", time.monotonic() - started, outcome, warnings
+            locate_env(name, path),
+            "created",
+            time.monotonic() - started,
+            outcome,
+            warnings,
+            python_choice=choice,
         )
 
 
@@ -146,16 +160,62 @@ def _top_up_nltk(
     return info, outcome
 
 
-def _kept_minor(spec: EnvSpec, root: Path) -> str:
-    """Without --python: the Python version of the environment already at `root` when the
-    spec has a lock for it, else the spec's default."""
+def _default_python(spec: EnvSpec, root: Path) -> tuple[str, Path | None, str]:
+    """Without --python: (minor version, interpreter if already found, why, in one line).
+
+    An environment already at `root` keeps its version (rebuilds are like for like). A new
+    one gets the official evaluator's Python when an interpreter of it is on the machine, so
+    that verdicts are the official ones by default; else the spec's default version, and the
+    message says what that costs and how to get the official one.
+    """
+    kept = _existing_minor(spec, root)
+    if kept is not None:
+        hint = ""
+        if spec.official_python and kept != spec.official_python:
+            hint = (
+                f"; `--python python{spec.official_python} --force` rebuilds it with the "
+                "official evaluator's Python"
+            )
+        return (
+            kept,
+            None,
+            (f"keeping Python {kept} of the environment at {root} ({spec.lock_for(kept)}){hint}"),
+        )
+    official = spec.official_python
+    if official is None or official == spec.python:
+        return spec.python, None, f"Python {spec.python}, {spec.lock_for(spec.python)}"
+    found = find_interpreter(official)
+    if found is not None:
+        return (
+            official,
+            found.path,
+            (
+                f"Python {found.version} ({found.source}: {found.path}), the official "
+                f"evaluator's version, with its pins ({spec.lock_for(official)})"
+            ),
+        )
+    return (
+        spec.python,
+        None,
+        (
+            f"Python {official}, the official evaluator's, is not on this machine (PATH, pyenv, "
+            f"uv): using Python {spec.python} with {spec.lock_for(spec.python)}, where a few "
+            f"verdicts differ from the official ones (docs/evalenv.md); install Python {official} "
+            f"and run `passbench env create {spec.name} --force` for the official environment"
+        ),
+    )
+
+
+def _existing_minor(spec: EnvSpec, root: Path) -> str | None:
+    """The Python version of the environment already at `root`, when the spec has a lock
+    for it; None when there is none (or its record is unreadable: it is rebuilt)."""
     try:
         metadata = read_metadata(root)
     except EnvironmentError_:
-        return spec.python  # unreadable record: rebuilt with the default
+        return None
     if metadata is not None and minor_version(metadata.python_version) in spec.locks:
         return minor_version(metadata.python_version)
-    return spec.python
+    return None
 
 
 def _build(

@@ -35,6 +35,9 @@ class EnvSpec:
     # Locks for other Python minor versions, as (minor, lock file): chosen when the
     # interpreter the environment is built from is of that version.
     other_locks: tuple[tuple[str, str], ...] = ()
+    # The Python version of the benchmark's official evaluator: a new environment is built
+    # with it (and its lock) when an interpreter of it is on the machine.
+    official_python: str | None = None
 
     @property
     def locks(self) -> dict[str, str]:
@@ -184,6 +187,7 @@ _SPECS: dict[str, EnvSpec] = {
         # The official evaluator's own Python, with its numpy 1.21 and scipy 1.7 (the only
         # way tasks 111 and 276 pass); docs/evalenv.md compares the two.
         other_locks=(("3.10", "bigcodebench-py310.txt"),),
+        official_python="3.10",
     ),
 }
 
