@@ -223,11 +223,12 @@ class Evaluator:
         }
 
     def _python(self) -> Path:
-        """The interpreter samples run under: the benchmark's environment, or this Python's
-        base interpreter for benchmarks that need only the standard library."""
+        """The interpreter samples run under: the benchmark's environment, or the one passbench
+        runs on (with its dependencies, numpy among them, as EvalPlus's own process has) for
+        benchmarks without one."""
         if self.env is not None:
             return self.env.python
-        return Path(sys.base_prefix) / "bin" / "python3"
+        return Path(sys.executable)
 
     def _sandbox_config(self) -> SandboxConfig:
         env = dict(self.env.sample_environment()) if self.env is not None else {}

@@ -161,6 +161,9 @@ class Phase:
     atol: float
     # (argument list, candidate output, tolerance) -> passes; replaces the comparison
     oracle: Callable[[Sequence[Any], Any, float], bool] | None = None
+    # modules already imported in the process the reference evaluator runs candidates in,
+    # which a candidate may therefore import even after the reliability guard
+    preload: tuple[str, ...] = ()
 
 
 @runtime_checkable

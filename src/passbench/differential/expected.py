@@ -88,6 +88,7 @@ def reference_program(task: Task, phase: Phase, code: str) -> Program:
         source=code,
         style="io",
         timeout_s=REFERENCE_CAP_S,
+        preload=phase.preload,
         io=IOSpec(
             entry_point=task.entry_point,
             inputs_json=phase.inputs_json,
@@ -117,6 +118,7 @@ def candidate_program(
         source=code,
         style="io",
         timeout_s=program_cap(limits, cap_s),
+        preload=phase.preload,
         expected_duration_s=sum(limits) / DEFAULT_GT_TIME_LIMIT_FACTOR,
         io=IOSpec(
             entry_point=task.entry_point,
