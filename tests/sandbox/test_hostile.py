@@ -4,6 +4,7 @@ sample."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -275,6 +276,54 @@ def test_files_do_not_leak_between_samples(any_sandbox: Sandbox) -> None:
     assert run_one(any_sandbox, write).status == "pass"
     for _ in range(3):  # whichever worker runs it
         assert run_one(any_sandbox, read).status == "pass"
+
+
+_LOCKED_TREE = """
+import os, tempfile
+for base in (tempfile.gettempdir(), os.getcwd()):
+    top = os.path.join(base, 'locked')
+    os.makedirs(os.path.join(top, 'inner', 'deeper'))
+    open(os.path.join(top, 'inner', 'deeper', 'f'), 'w').write('x')
+    open(os.path.join(top, 'inner', 'g'), 'w').write('x')
+    os.chmod(os.path.join(top, 'inner', 'g'), 0)
+    os.symlink({outside!r}, os.path.join(top, 'inner', 'out'))
+    for path in ('inner/deeper', 'inner', ''):
+        os.chmod(os.path.join(top, path), 0)
+# deeper than PATH_MAX: only a walk through directory descriptors can empty it
+os.chdir(tempfile.gettempdir())
+for _ in range(400):
+    os.mkdir('d' * 30)
+    os.chdir('d' * 30)
+os.chmod('.', 0)
+try:
+    os.chmod(tempfile.gettempdir(), 0)  # the sample's own scratch folder, locked too
+except PermissionError:
+    pass
+"""
+
+
+def test_locked_and_deep_folders_are_cleaned_without_breaking_the_worker(
+    any_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    # a host file the sample links to: the cleanup must neither follow nor change it
+    outside = tmp_path / "host-file"
+    outside.write_text("keep")
+    outside.chmod(0o640)
+    body = _LOCKED_TREE.format(outside=str(outside))
+    result = run_one(any_sandbox, checks_program("locked", body))
+    assert result.status == "pass", result.details or result.reason
+    check = """
+import os, tempfile
+tmp = tempfile.gettempdir()
+self.assertEqual(os.stat(tmp).st_mode & 0o777, 0o777 if tmp == '/tmp' else 0o700)
+mine = os.path.basename(os.getcwd())  # this sample's own working directory
+self.assertEqual([e for e in os.listdir(tmp) if e != mine], [])
+"""
+    for index in range(3):  # whichever worker runs it
+        after = run_one(any_sandbox, checks_program(f"after{index}", check))
+        assert after.status == "pass", after.details or after.reason
+    assert outside.read_text() == "keep"
+    assert outside.stat().st_mode & 0o777 == 0o640
 
 
 def test_a_program_that_closes_its_verdict_channel(any_sandbox: Sandbox) -> None:

@@ -30,9 +30,7 @@ import json
 import os
 import resource
 import select
-import shutil
 import signal
-import stat
 import struct
 import subprocess
 import sys
@@ -44,13 +42,15 @@ import unittest.case
 import unittest.loader
 import unittest.result
 import unittest.suite
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 try:  # inside the sandbox this file's folder is on sys.path
     _io: Any = importlib.import_module("_io_style")
+    _scratch: Any = importlib.import_module("_scratch")
 except ImportError:  # run from the passbench package (the rlimit fallback, tests)
     from passbench.sandbox import _io_style as _io
+    from passbench.sandbox import _scratch
 
 _FRAME = struct.Struct(">I")
 _MAX_FRAME = 64 * 1024 * 1024
@@ -660,12 +660,18 @@ class Worker:
         self.msg_fd = msg_fd
         self.namespaced = False
         self.scratch: list[str] = []
+        self.scratch_modes: dict[str, int] = {}  # scratch folder -> its permissions
 
     # ---- setup
 
     def init(self, message: dict[str, Any]) -> dict[str, Any]:
         self.namespaced = bool(message["namespaced"])
         self.scratch = list(message["scratch"])
+        for root in self.scratch:
+            try:
+                self.scratch_modes[root] = os.stat(root).st_mode & 0o7777
+            except OSError:
+                continue
         if self.namespaced:
             if os.getpid() != 1:
                 raise RuntimeError("expected to be pid 1 of the sandbox's pid namespace")
@@ -956,32 +962,10 @@ class Worker:
                 time.sleep(0.001)
 
     def cleanup_scratch(self) -> None:
-        """Empty the sample-writable directories so no sample sees another's files."""
-        for root in self.scratch:
-            try:
-                entries = list(os.scandir(root))
-            except OSError:
-                continue
-            for entry in entries:
-                _remove(entry.path)
-
-
-def _remove(path: str) -> None:
-    def fix(function: Callable[..., Any], target: str, exc_info: Any) -> None:
-        # a sample may have made its files unwritable; the owner can always chmod them back
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            os.chmod(target, stat.S_IRWXU)
-            function(target)
-
-    try:
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, stat.S_IRWXU)
-            shutil.rmtree(path, onerror=fix)
-        else:
-            os.unlink(path)
-    except OSError:
-        pass
+        """Empty the sample-writable directories so no sample sees another's files (and put
+        back their permissions, which a sample may have changed)."""
+        for root, mode in self.scratch_modes.items():
+            _scratch.empty(root, mode)
 
 
 def _parents() -> dict[int, int]:
