@@ -81,7 +81,7 @@ class EvaluateSettings:
     env_dir: Path | None = None
     dataset_path: Path | None = None
     nltk_data: Path | None = None
-    require_isolation: bool = False
+    allow_unsandboxed: bool = False  # run without bubblewrap (rlimits only) rather than refuse
     resume: bool = True
 
 
@@ -189,6 +189,9 @@ class Evaluator:
             "dataset_source": str(self.loaded.source),
             "calibrated": self.settings.calibrated,
             "isolation": isolation.value,
+            # said in so many words in every file: these verdicts could be forged, and the
+            # samples could read and change the host's files
+            "unsandboxed": isolation is not Isolation.BUBBLEWRAP,
             "allow_network": limits.allow_network,
             "evalenv": self._env_description(),
             "limits": asdict(limits),
@@ -241,7 +244,7 @@ class Evaluator:
             limits=self.settings.limits,
             env=tuple(sorted(env.items())),
             read_only_paths=tuple(read_only),
-            require_isolation=self.settings.require_isolation,
+            allow_unsandboxed=self.settings.allow_unsandboxed,
         )
 
     def _execute(
@@ -266,7 +269,8 @@ class Evaluator:
             stored = journal.done(shas.values())
             for program in programs:
                 hit = stored.get(shas[program.key])
-                if hit is not None:
+                # an unsandboxed verdict is not reused by a run that does not allow them
+                if hit is not None and (_isolated(hit) or self.settings.allow_unsandboxed):
                     results[program.key] = replace(hit, key=program.key)
         reused = len(results)
         pending = [program for program in programs if program.key not in results]
@@ -283,10 +287,8 @@ class Evaluator:
                     journal.record(shas[result.key], result)
                     results[result.key] = result
                     self.progress.advance(1, info=f"{result.task_id}: {result.status}")
-        elif results:
-            isolation = next(iter(results.values())).isolation
         self.progress.finish()
-        return results, isolation, reused
+        return results, weakest(isolation, *(r.isolation for r in results.values())), reused
 
     # -- ground truth ----------------------------------------------------------------------
 
@@ -559,8 +561,9 @@ class Evaluator:
     ) -> tuple[GroundTruth | None, list[tuple[ExecResult, dict[str, Any]]], Isolation, int]:
         """Samples whose tests decide in the sandbox (BigCodeBench, HumanEval's own tests)."""
         truth: GroundTruth | None = None
+        truth_isolation = Isolation.BUBBLEWRAP
         if self.settings.check_ground_truth:
-            truth, _ = self.ground_truth()
+            truth, truth_isolation = self.ground_truth()
         programs: list[Program] = []
         for sample, code in zip(samples, codes, strict=True):
             task = selected[sample.task_id]
@@ -582,7 +585,10 @@ class Evaluator:
             results, isolation, reused = self._execute(
                 programs, journal, "evaluating", reuse=self.settings.resume
             )
-        return truth, [(results[program.key], {}) for program in programs], isolation, reused
+        verdicts: list[tuple[ExecResult, dict[str, Any]]] = [
+            (results[program.key], {}) for program in programs
+        ]
+        return truth, verdicts, weakest(isolation, truth_isolation), reused
 
     def _judge_samples(
         self,
@@ -594,7 +600,7 @@ class Evaluator:
         """Samples of a differential benchmark: each phase an io program, judged on the host
         against the expected outputs; then a sample's phases combined (EvalPlus's fields)."""
         assert self.phased is not None
-        expected, _ = self.expected_outputs()
+        expected, truth_isolation = self.expected_outputs()
         truth = self._ground_truth_from_expected(expected)
         programs: list[Program] = []
         planned: dict[str, tuple[Phase, differential.ExpectedPhase, differential.PhaseSpec]] = {}
@@ -660,7 +666,18 @@ class Evaluator:
             outcomes = [differential.PhaseOutcome(phase, results[key]) for key, phase in keys]
             combined = differential.combine(f"{sample.task_id}#{sample.sample_index}", outcomes)
             verdicts.append((combined, differential.evalplus_fields(outcomes)))
-        return (truth if self.settings.check_ground_truth else None), verdicts, isolation, reused
+        if self.settings.check_ground_truth:
+            return truth, verdicts, weakest(isolation, truth_isolation), reused
+        return None, verdicts, isolation, reused
+
+
+def weakest(*isolations: Isolation) -> Isolation:
+    """The weakest isolation among verdicts: what a run that used them all can claim."""
+    return Isolation.RLIMIT if Isolation.RLIMIT in isolations else Isolation.BUBBLEWRAP
+
+
+def _isolated(result: ExecResult) -> bool:
+    return result.isolation is Isolation.BUBBLEWRAP
 
 
 def _unjudgeable(

@@ -42,7 +42,9 @@ class SandboxConfig:
     env: tuple[tuple[str, str], ...] = ()  # extra environment for samples (NLTK_DATA, ...)
     read_only_paths: tuple[Path, ...] = ()  # host paths made visible read-only (data dirs)
     recycle_after: int = 200  # samples a warm worker serves before it is replaced
-    require_isolation: bool = False  # refuse to run without bubblewrap instead of falling back
+    # Where bubblewrap cannot isolate, run samples with resource limits only instead of
+    # refusing (SandboxError). They can then read and write whatever this user can.
+    allow_unsandboxed: bool = False
 
 
 ResultCallback = Callable[[ExecResult], None]

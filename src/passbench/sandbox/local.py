@@ -25,7 +25,8 @@ from passbench.errors import SandboxError
 from passbench.records import ErrorCategory, ExecResult, Isolation, Program
 from passbench.sandbox import verdict
 from passbench.sandbox.base import Limits, ResultCallback, SandboxConfig
-from passbench.sandbox.launch import SHM_MB, BubblewrapLauncher, Launcher, RlimitLauncher
+from passbench.sandbox.isolation import choose_launcher
+from passbench.sandbox.launch import SHM_MB
 from passbench.sandbox.worker import WorkerHandle
 
 WarnCallback = Callable[[str], None]
@@ -94,7 +95,7 @@ class LocalSandbox:
         # removed by close(); also when the sandbox is garbage-collected or Python exits unclosed
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._private, ignore_errors=True)
         try:
-            self._launcher = _choose_launcher(config, self._private, force_fallback, self._warn)
+            self._launcher = choose_launcher(config, self._private, force_fallback, self._warn)
         except BaseException:
             shutil.rmtree(self._private, ignore_errors=True)
             raise
@@ -334,27 +335,3 @@ def _run_message(program: Program, limits: Limits) -> dict[str, Any]:
 
 def _warn_default(message: str) -> None:
     warnings.warn(message, RuntimeWarning, stacklevel=3)
-
-
-def _choose_launcher(
-    config: SandboxConfig, private: Path, force_fallback: bool, warn: WarnCallback
-) -> Launcher:
-    if force_fallback:
-        problem = "the rlimit-only fallback was requested"
-    elif shutil.which("bwrap") is None:
-        problem = "bubblewrap is not installed (Debian/Ubuntu package 'bubblewrap')"
-    else:
-        launcher = BubblewrapLauncher(config, private)
-        found = launcher.probe()
-        if found is None:
-            return launcher
-        problem = f"bubblewrap cannot run here: {found}"
-    if config.require_isolation:
-        raise SandboxError(f"sandbox isolation is required but unavailable: {problem}")
-    launcher_fallback = RlimitLauncher(config, private)
-    warn(
-        "samples will run WITHOUT namespace isolation (resource limits only): they can read "
-        f"and write whatever this user can. Reason: {problem}. Every result records "
-        "isolation='rlimit'."
-    )
-    return launcher_fallback

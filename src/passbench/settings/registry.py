@@ -145,7 +145,13 @@ _EVALUATE: tuple[Setting, ...] = (
     _setting("nltk_data", "path", None, "NLTK data folder samples see (NLTK_DATA)."),
     _setting("calibrated", "boolean", True, "Prefix solutions with the task's code prompt."),
     _setting("allow_network", "boolean", False, "Let samples reach the network."),
-    _setting("require_isolation", "boolean", False, "Fail instead of falling back to rlimit-only."),
+    _setting(
+        "allow_unsandboxed",
+        "boolean",
+        False,
+        "Where bubblewrap cannot isolate samples, run them with resource limits only instead "
+        "of refusing (every result file then says unsandboxed).",
+    ),
 )
 
 _GENERATE: tuple[Setting, ...] = (
