@@ -28,7 +28,7 @@ from passbench.benchmarks import (
 )
 from passbench.benchmarks.selection import select_tasks
 from passbench.errors import InputError
-from passbench.evalenv import EnvInfo, locate_env
+from passbench.evalenv import EnvInfo, check_integrity, locate_env
 from passbench.progress import NullProgress, Progress
 from passbench.records import ErrorCategory, ExecResult, Isolation, Program, Sample, Task
 from passbench.results import (
@@ -43,7 +43,7 @@ from passbench.results import (
 )
 from passbench.results import task_order as _task_order
 from passbench.samplefile import read_samples, sample_file_stem
-from passbench.sandbox import open_sandbox
+from passbench.sandbox import Sandbox, open_sandbox
 from passbench.sandbox.base import Limits, SandboxConfig
 from passbench.scoring import pass_at_k_table
 from passbench.settings import Paths
@@ -170,6 +170,7 @@ class Evaluator:
         self.tasks = select_tasks(self.loaded.tasks, settings.task_ids, settings.id_range)
         env_name = self.benchmark.env_name
         self.env: EnvInfo | None = locate_env(env_name, settings.env_dir) if env_name else None
+        self._env_verified = False
         self.default_timeout_s = float(self.benchmark.default_timeout_s)
         # differential benchmarks are judged on the host from their outputs (passbench.differential)
         self.phased: DifferentialBenchmark | None = (
@@ -247,6 +248,14 @@ class Evaluator:
             allow_unsandboxed=self.settings.allow_unsandboxed,
         )
 
+    def _open_sandbox(self) -> Sandbox:
+        """The sandbox samples run in, once the evaluation environment is verified intact
+        (evalenv/manifest.py: no file changed since it was built)."""
+        if self.env is not None and not self._env_verified:
+            check_integrity(self.env.name, self.env.root, self.progress.warn)
+            self._env_verified = True
+        return open_sandbox(self._sandbox_config(), warn=self.progress.warn)
+
     def _execute(
         self,
         programs: list[Program],
@@ -279,7 +288,7 @@ class Evaluator:
         if reused:
             self.progress.advance(reused, info=f"{reused} reused from the journal")
         if pending:
-            with open_sandbox(self._sandbox_config(), warn=self.progress.warn) as sandbox:
+            with self._open_sandbox() as sandbox:
                 isolation = sandbox.isolation
                 for result in sandbox.run(pending):
                     if finalize is not None:
@@ -438,7 +447,7 @@ class Evaluator:
             if found:
                 self.progress.advance(len(found), info=f"{len(found)} from the cache")
             if pending:
-                with open_sandbox(self._sandbox_config(), warn=self.progress.warn) as sandbox:
+                with self._open_sandbox() as sandbox:
                     isolation = sandbox.isolation
                     for result in sandbox.run(pending):
                         task, phase, sha = where[result.key]

@@ -1,7 +1,7 @@
 """Building an evaluation environment from its lock: `passbench env create NAME`.
 
     choose Python X.Y -> its lock -> venv -> pip install --no-deps -r LOCK -> NLTK data
-    -> passbench-env.json
+    -> passbench-env.json -> passbench-manifest.json (every file's sha256, manifest.py)
 
 A spec may ship one lock per Python minor version: `--python` picks the lock of its version;
 without it, an existing environment keeps its version (so the rebuild hint `locate_env` gives
@@ -37,6 +37,7 @@ from passbench.evalenv.interpreters import find_interpreter
 from passbench.evalenv.locate import EnvInfo, locate_env
 from passbench.evalenv.location import default_nltk_source, env_path, env_python
 from passbench.evalenv.lock import Lock, packaged_lock_path, read_lock
+from passbench.evalenv.manifest import record_manifest
 from passbench.evalenv.metadata import EnvMetadata, read_metadata, write_metadata
 from passbench.evalenv.specs import EnvSpec, get_spec, minor_version
 from passbench.progress import NullProgress, Progress
@@ -130,7 +131,8 @@ def create_env(
             install_seconds=round(time.monotonic() - started, 1),
             nltk_packages=dict(outcome.sources),
         )
-        write_metadata(root, metadata)  # last: its presence means the build completed
+        write_metadata(root, metadata)  # its presence means the build completed
+        record_manifest(root)  # and then what every later run checks the files against
         return CreateResult(
             locate_env(name, path),
             "created",
@@ -157,6 +159,7 @@ def _top_up_nltk(
     info = locate_env(name, path)
     if any(source.startswith("copied") for source in outcome.sources.values()):
         write_metadata(root, _with_nltk(info.metadata, outcome))
+        record_manifest(root)
         info = locate_env(name, path)
     return info, outcome
 
