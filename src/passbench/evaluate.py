@@ -246,6 +246,7 @@ class Evaluator:
             env=tuple(sorted(env.items())),
             read_only_paths=tuple(read_only),
             allow_unsandboxed=self.settings.allow_unsandboxed,
+            scratch_dir=self.paths.cache_dir / "scratch",
         )
 
     def _open_sandbox(self) -> Sandbox:
@@ -323,6 +324,8 @@ class Evaluator:
                 "sample_env": config.env,
                 "read_only": [str(path) for path in config.read_only_paths],
                 "nltk": _nltk_listing(dict(config.env).get("NLTK_DATA")),
+                # samples' /tmp and working directory on disk, not tmpfs (listdir order differs)
+                "workdir": "disk",
                 **extra,
             }
         )

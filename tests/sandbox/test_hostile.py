@@ -278,6 +278,36 @@ def test_files_do_not_leak_between_samples(any_sandbox: Sandbox) -> None:
         assert run_one(any_sandbox, read).status == "pass"
 
 
+# TEST_LIMITS: 64 MiB of /tmp (a disk folder the worker measures), 16 MiB per file
+@pytest.mark.parametrize(
+    "body",
+    [
+        "import tempfile\nfor i in range(10):\n"
+        "    open(f'{tempfile.gettempdir()}/chunk{i}', 'wb').write(b'x' * (15 * 2**20))",
+        # deleted while open: the space stays used, no file shows it
+        "import os, time\nkeep = []\nfor i in range(6):\n"
+        "    f = open(f'chunk{i}', 'wb'); f.write(b'x' * (15 * 2**20)); f.flush()\n"
+        "    os.unlink(f'chunk{i}'); keep.append(f)\ntime.sleep(5)",
+        # empty files are not free: inodes and directory entries
+        "import os\nfor i in range(20000):\n    open(f'e{i}', 'w').close()",
+    ],
+    ids=["big-files", "deleted-but-open", "many-empty-files"],
+)
+def test_storing_more_than_tmp_mb_is_killed(any_sandbox: Sandbox, body: str) -> None:
+    result = run_one(any_sandbox, checks_program("disk", body, timeout_s=20.0))
+    assert result.status == "fail"
+    assert result.category == ErrorCategory.KILLED
+    assert "stored more than its 64 MiB" in result.reason
+    assert result.wall_s < 10  # stopped when seen, not at the time limit
+    _still_works(any_sandbox)
+
+
+def test_storing_less_than_tmp_mb_is_fine(any_sandbox: Sandbox) -> None:
+    body = "for i in range(3):\n    open(f'chunk{i}', 'wb').write(b'x' * (15 * 2**20))"
+    result = run_one(any_sandbox, checks_program("disk-ok", body))
+    assert result.status == "pass", result.reason
+
+
 _LOCKED_TREE = """
 import os, tempfile
 for base in (tempfile.gettempdir(), os.getcwd()):

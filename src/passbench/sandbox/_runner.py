@@ -661,12 +661,16 @@ class Worker:
         self.namespaced = False
         self.scratch: list[str] = []
         self.scratch_modes: dict[str, int] = {}  # scratch folder -> its permissions
+        # disk-backed scratch folders, held to Limits.tmp_mb by measuring (no tmpfs size cap)
+        self.measured: list[str] = []
+        self.scratch_due = 0.0  # when to measure them next
 
     # ---- setup
 
     def init(self, message: dict[str, Any]) -> dict[str, Any]:
         self.namespaced = bool(message["namespaced"])
         self.scratch = list(message["scratch"])
+        self.measured = list(message.get("measured", []))
         for root in self.scratch:
             try:
                 self.scratch_modes[root] = os.stat(root).st_mode & 0o7777
@@ -771,9 +775,16 @@ class Worker:
         output = _Tail(_OUTPUT_TAIL)
         pidfd = _pidfd_open(pid)
 
+        exceeded: list[str] = []
+        self.scratch_due = 0.0
+
         def report_cpu() -> None:
             cpu = self.cpu_seconds(pid)
             send_frame(self.msg_fd, {"type": "cpu", "key": job["key"], "cpu_s": cpu})
+            why = "" if exceeded else self.scratch_over(pid, job)
+            if why:
+                exceeded.append(why)
+                self.signal_all(pid)
 
         feeder = _io.Feeder(
             job,
@@ -789,6 +800,8 @@ class Worker:
             pidfd,
         )
         io_report = feeder.run()
+        if not exceeded:
+            exceeded.append(self.scratch_over(pid, job, final=True))
         shared.close()
         status, rusage = feeder.status, feeder.rusage
         for fd in (out_r, in_w, output_r) + ((pidfd,) if pidfd is not None else ()):
@@ -804,6 +817,7 @@ class Worker:
             "output_tail": output.text(),
             "output_bytes": output.total,
             "io": io_report,
+            "scratch_exceeded": exceeded[0],
         }
 
     def _enter_child(
@@ -847,6 +861,8 @@ class Worker:
         status: int | None = None
         rusage: Any = None
         timed_out = False
+        exceeded = ""  # why the sample was stopped for storing too much, if it was
+        self.scratch_due = 0.0
         open_fds = {result_r, output_r}
         pidfd = _pidfd_open(pid)
         next_cpu = started + _CPU_REPORT_S
@@ -880,6 +896,10 @@ class Worker:
                 next_cpu = _perf() + _CPU_REPORT_S
                 cpu = self.cpu_seconds(pid)
                 send_frame(self.msg_fd, {"type": "cpu", "key": job["key"], "cpu_s": cpu})
+                if not exceeded:
+                    exceeded = self.scratch_over(pid, job)
+                    if exceeded:
+                        self.signal_all(pid)
         if pidfd is not None:
             _close(pidfd)
         # whatever the child managed to write before it ended (descendants may still hold the
@@ -904,6 +924,8 @@ class Worker:
             "max_rss_mb": (rusage.ru_maxrss // 1024) if rusage is not None else None,
             "output_tail": output.text(),
             "output_bytes": output.total,
+            # what it stored in its last moments counts too (measured before the cleanup)
+            "scratch_exceeded": exceeded or self.scratch_over(pid, job, final=True),
         }
         report.update(_parse_verdict(bytes(verdict), nonce))
         return report
@@ -960,6 +982,34 @@ class Worker:
                 break
             if not self.namespaced:
                 time.sleep(0.001)
+
+    def scratch_over(self, pid: int, job: dict[str, Any], final: bool = False) -> str:
+        """Why the sample must stop ("" if it need not): what it stored in its disk-backed
+        scratch folders, deleted files it holds open included, is over `tmp_mb`.
+
+        Measured at most every quarter second, and less often when measuring is slow (at most
+        about 5% of a core goes to it); `final` measures now, after the sample ended."""
+        now = _perf()
+        if not self.measured or (now < self.scratch_due and not final):
+            return ""
+        limit = int(job["limits"]["tmp_mb"]) * 1024 * 1024
+        pids = [] if final else self.sample_pids(pid)
+        used = _scratch.usage(self.measured, pids, stop_at=limit)
+        self.scratch_due = _perf() + max(_CPU_REPORT_S, 20 * (_perf() - now))
+        if used <= limit:
+            return ""
+        return (
+            f"stored more than its {limit // 2**20} MiB of files in {self.measured[0]} "
+            "(the tmp_mb limit); killed with every process it started"
+        )
+
+    def sample_pids(self, pid: int) -> list[int]:
+        """The processes the sample is made of now."""
+        if self.namespaced:  # everything in the namespace but the worker (pid 1)
+            return [int(p) for p in os.listdir("/proc") if p.isdigit() and p != "1"]
+        me = os.getpid()
+        stats = {p: (ppid, 0) for p, ppid in _parents().items()}
+        return _descendants(me, stats, me)
 
     def cleanup_scratch(self) -> None:
         """Empty the sample-writable directories so no sample sees another's files (and put

@@ -17,6 +17,7 @@ from passbench.errors import SandboxError
 from passbench.records import Isolation
 from passbench.sandbox.base import SandboxConfig
 from passbench.sandbox.launch import BubblewrapLauncher, Launcher, RlimitLauncher
+from passbench.sandbox.workdirs import ScratchFolders
 
 WarnCallback = Callable[[str], None]
 
@@ -33,12 +34,14 @@ _ALLOW = (
 )
 
 
-def bubblewrap_problem(config: SandboxConfig, private: Path) -> tuple[Launcher | None, str]:
+def bubblewrap_problem(
+    config: SandboxConfig, private: Path, scratch: ScratchFolders
+) -> tuple[Launcher | None, str]:
     """A working bubblewrap launcher, or None and why bubblewrap cannot isolate here (one
     line). Starts the real sandbox once (`python -c pass`) to find out."""
     if shutil.which("bwrap") is None:
         return None, f"{_MISSING} (no 'bwrap' on PATH)"
-    launcher = BubblewrapLauncher(config, private)
+    launcher = BubblewrapLauncher(config, private, scratch)
     found = launcher.probe()
     if found is None:
         return launcher, ""
@@ -55,25 +58,34 @@ def check_isolation(python: Path) -> str | None:
     """None when the `local` backend can isolate samples run by `python` on this machine,
     else the one line it would refuse with (`refusal`). Costs one sandbox start: a preflight
     before costly work (generating samples) that would otherwise end in the refusal."""
-    with tempfile.TemporaryDirectory(prefix="passbench-probe-") as private:
-        launcher, problem = bubblewrap_problem(SandboxConfig(python=python), Path(private))
+    config = SandboxConfig(python=python)
+    scratch = ScratchFolders(config.scratch_dir)
+    try:
+        with tempfile.TemporaryDirectory(prefix="passbench-probe-") as private:
+            launcher, problem = bubblewrap_problem(config, Path(private), scratch)
+    finally:
+        scratch.close()
     return None if launcher is not None else refusal(problem)
 
 
 def choose_launcher(
-    config: SandboxConfig, private: Path, force_fallback: bool, warn: WarnCallback
+    config: SandboxConfig,
+    private: Path,
+    scratch: ScratchFolders,
+    force_fallback: bool,
+    warn: WarnCallback,
 ) -> Launcher:
     """Bubblewrap when it works; the fallback when asked for by name (`force_fallback`) or
     allowed; otherwise SandboxError with `refusal`."""
     if force_fallback:
         problem = "the rlimit-only backend was chosen"
     else:
-        launcher, problem = bubblewrap_problem(config, private)
+        launcher, problem = bubblewrap_problem(config, private, scratch)
         if launcher is not None:
             return launcher
         if not config.allow_unsandboxed:
             raise SandboxError(refusal(problem))
-    fallback = RlimitLauncher(config, private)
+    fallback = RlimitLauncher(config, private, scratch)
     warn(
         "samples will run WITHOUT sandbox isolation (resource limits only): they can read "
         f"and change whatever this user can. Reason: {problem}. Every result records "

@@ -27,6 +27,7 @@ from passbench.sandbox import verdict
 from passbench.sandbox.base import Limits, ResultCallback, SandboxConfig
 from passbench.sandbox.isolation import choose_launcher
 from passbench.sandbox.launch import SHM_MB
+from passbench.sandbox.workdirs import ScratchFolders
 from passbench.sandbox.worker import WorkerHandle
 
 WarnCallback = Callable[[str], None]
@@ -94,9 +95,13 @@ class LocalSandbox:
         self._private = Path(tempfile.mkdtemp(prefix="passbench-sandbox-"))
         # removed by close(); also when the sandbox is garbage-collected or Python exits unclosed
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._private, ignore_errors=True)
+        self._scratch = ScratchFolders(config.scratch_dir)
         try:
-            self._launcher = choose_launcher(config, self._private, force_fallback, self._warn)
+            self._launcher = choose_launcher(
+                config, self._private, self._scratch, force_fallback, self._warn
+            )
         except BaseException:
+            self._scratch.close()
             shutil.rmtree(self._private, ignore_errors=True)
             raise
         self.cores = usable_cores()
@@ -126,6 +131,7 @@ class LocalSandbox:
         for slot in self._slots:
             slot.stop()
         self._slots.clear()
+        self._scratch.close()
         self._cleanup()
 
     # ---- workers

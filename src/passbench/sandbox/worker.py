@@ -74,6 +74,7 @@ class WorkerHandle:
                 "type": "init",
                 "namespaced": launch.namespaced,
                 "scratch": list(launch.scratch),
+                "measured": list(launch.measured),
                 "preload": list(self.preload),
             }
         )
