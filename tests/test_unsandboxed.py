@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from passbench.cli import cli
 from passbench.evaluate import EvaluateSettings, Evaluator
 from passbench.records import Isolation
+from passbench.sandbox.cgroups import detect
 from passbench.settings import Paths
 
 pytestmark = pytest.mark.bwrap
@@ -88,6 +89,7 @@ def test_an_allowed_unsandboxed_run_says_so_in_every_file(tmp_path: Path, data_d
     results = json.loads((out / "model--humaneval_eval_results.json").read_text())
     assert results["passbench"]["unsandboxed"] is True
     assert results["passbench"]["isolation"] == "rlimit"
+    assert results["passbench"]["cgroup"] == detect().kind  # what held the workers, recorded
     entries = [entry for task in results["eval"].values() for entry in task]
     assert [entry["isolation"] for entry in entries] == ["rlimit", "rlimit"]
     pass_at_k = json.loads((out / "model--humaneval_pass_at_k.json").read_text())

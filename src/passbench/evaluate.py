@@ -171,6 +171,7 @@ class Evaluator:
         env_name = self.benchmark.env_name
         self.env: EnvInfo | None = locate_env(env_name, settings.env_dir) if env_name else None
         self._env_verified = False
+        self._cgroup: str | None = None  # how workers were capped; None until a sandbox ran
         self.default_timeout_s = float(self.benchmark.default_timeout_s)
         # differential benchmarks are judged on the host from their outputs (passbench.differential)
         self.phased: DifferentialBenchmark | None = (
@@ -193,6 +194,7 @@ class Evaluator:
             # said in so many words in every file: these verdicts could be forged, and the
             # samples could read and change the host's files
             "unsandboxed": isolation is not Isolation.BUBBLEWRAP,
+            "cgroup": self._cgroup,  # "v2", "v1", "none" (rlimits only); null: nothing ran
             "allow_network": limits.allow_network,
             "evalenv": self._env_description(),
             "limits": asdict(limits),
@@ -255,7 +257,9 @@ class Evaluator:
         if self.env is not None and not self._env_verified:
             check_integrity(self.env.name, self.env.root, self.progress.warn)
             self._env_verified = True
-        return open_sandbox(self._sandbox_config(), warn=self.progress.warn)
+        sandbox = open_sandbox(self._sandbox_config(), warn=self.progress.warn)
+        self._cgroup = sandbox.cgroup
+        return sandbox
 
     def _execute(
         self,

@@ -837,6 +837,10 @@ class Worker:
         _close(null)
         _close(output_w)
         os.setsid()
+        # when the worker's cgroup runs out of memory, the kernel kills a sample's process
+        # first, not the worker (raising one's own score needs no privilege)
+        with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as score:
+            score.write("1000")
         signal.signal(signal.SIGINT, signal.default_int_handler)
         _prctl(_PR_SET_DUMPABLE, 1)  # an ordinary process (psutil on itself works), unlike pid 1
         limits = dict(job["limits"])

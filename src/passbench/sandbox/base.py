@@ -59,6 +59,11 @@ class Sandbox(Protocol):
     @property
     def isolation(self) -> Isolation: ...
 
+    @property
+    def cgroup(self) -> str:
+        """How each worker is capped as a whole: "v2", "v1" (cgroups) or "none" (rlimits)."""
+        ...
+
     def run(
         self, programs: Iterable[Program], on_result: ResultCallback | None = None
     ) -> Iterator[ExecResult]:
