@@ -14,7 +14,14 @@ import pytest
 
 from passbench.records import ErrorCategory, Isolation
 from passbench.sandbox import Sandbox, SandboxConfig, open_sandbox
-from passbench.sandbox.cgroups import WORKER_MEMORY_MB, WORKER_PIDS, _folder, _mounts, detect
+from passbench.sandbox.cgroups import (
+    WORKER_MEMORY_MB,
+    WORKER_PIDS,
+    _folder,
+    _mounts,
+    _v2_parent,
+    detect,
+)
 from passbench.sandbox.launch import SHM_MB
 
 from .helpers import PYTHON, TEST_LIMITS, checks_program, run_one
@@ -164,3 +171,46 @@ def test_a_sample_cannot_hold_more_processes_than_its_limits(any_sandbox: Sandbo
     result = run_one(any_sandbox, checks_program("pids", body, timeout_s=30.0))
     assert result.status == "pass", result.details or result.reason
     assert run_one(any_sandbox, checks_program("after", "pass")).status == "pass"
+
+
+def _fake_hierarchy(root: Path, layout: dict[str, tuple[str, str]]) -> None:
+    """A folder tree shaped like a cgroup v2 mount: path -> (controllers, subtree_control)."""
+    for path, (controllers, subtree) in layout.items():
+        folder = root / path.lstrip("/")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "cgroup.controllers").write_text(controllers + "\n")
+        (folder / "cgroup.subtree_control").write_text(subtree + "\n")
+
+
+@pytest.mark.parametrize(
+    ("layout", "own", "chosen"),
+    [
+        # a delegated leaf (systemd-run --user -p Delegate=yes): beside it, in its parent
+        (
+            {"/": ("cpu memory pids", "memory pids"), "/app": ("memory pids", "")},
+            "/app",
+            "/",
+        ),
+        # the root of what this process sees (a VM, a container with its own namespace)
+        ({"/": ("cpu memory pids", "")}, "/", "/"),
+        # controllers already delegated below this process's own cgroup
+        ({"/": ("memory pids", "memory pids"), "/a": ("memory pids", "memory pids")}, "/a", "/a"),
+        # no memory controller in this hierarchy (a hybrid host's unified mount)
+        ({"/": ("hugetlb", "")}, "/", None),
+        # a leaf whose parent does not delegate memory and pids
+        ({"/": ("memory pids", "cpu"), "/a": ("cpu", "")}, "/a", None),
+    ],
+    ids=["delegated-leaf", "root", "delegated", "no-controllers", "not-delegated"],
+)
+def test_where_v2_worker_cgroups_go(
+    tmp_path: Path, layout: dict[str, tuple[str, str]], own: str, chosen: str | None
+) -> None:
+    # this machine may not have a writable v2 hierarchy: the choice of parent is checked on a
+    # folder tree of the same shape (the limits themselves are proved above where it has one)
+    _fake_hierarchy(tmp_path, layout)
+    mount = _mounts(f"30 25 0:26 / {tmp_path} rw - cgroup2 cgroup2 rw\n")[0]
+    parent, why = _v2_parent(mount, own)
+    if chosen is None:
+        assert parent is None and why
+    else:
+        assert parent == tmp_path / chosen.lstrip("/"), why
