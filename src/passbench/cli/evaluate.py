@@ -72,7 +72,9 @@ from passbench.settings import Paths, Resolved
     "it (EvalPlus: 4).",
 )
 @click.option("--memory-mb", type=int, help="Address-space limit per sample, MiB.")
-@click.option("--tmp-mb", type=int, help="Size of each sample's private /tmp, MiB.")
+@click.option(
+    "--tmp-mb", type=int, help="What a sample may store in its /tmp (a folder on disk), MiB."
+)
 @click.option(
     "--allow-network",
     is_flag=True,
