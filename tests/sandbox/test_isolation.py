@@ -4,6 +4,9 @@ from the inside, so "pass" means the property holds."""
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -229,3 +232,23 @@ self.assertEqual(reached, [])
         _passes(sandbox, body)
     for path, mtime in before.items():
         assert path.read_bytes() == b"trusted" and path.stat().st_mtime_ns == mtime
+
+
+def test_scratch_folders_of_dead_processes_are_swept(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    dead = int(done.stdout)  # a pid that no longer runs
+    root = tmp_path / "scratch"
+    stale = root / f"sandbox-{socket.gethostname()}-{dead}-abc123"
+    elsewhere = root / f"sandbox-another-host-{dead}-abc123"  # a shared cache: not ours to judge
+    for folder in (stale / "w0", elsewhere / "w0"):
+        folder.mkdir(parents=True)
+        (folder / "left").write_text("x")
+    (stale / "w0").chmod(0)
+    config = SandboxConfig(python=PYTHON, workers=1, limits=TEST_LIMITS, scratch_dir=root)
+    with open_sandbox(config):
+        assert not stale.exists() and elsewhere.exists()

@@ -107,7 +107,7 @@ def evaluate(ctx: click.Context, /, **options: Any) -> None:
     if options["ground_truth"] == bool(options["samples"]):
         raise InputError("give exactly one of --samples FILE and --ground-truth", field="samples")
     settings, paths = evaluate_settings(ctx, options)
-    refuse_without_isolation(settings)
+    refuse_without_isolation(settings, paths)
     console = Console()
     with RichProgress() as progress:
         evaluator = Evaluator(settings, paths, progress)
@@ -122,12 +122,12 @@ def evaluate(ctx: click.Context, /, **options: Any) -> None:
         _print_outcome(console, outcome_samples, evaluator)
 
 
-def refuse_without_isolation(settings: EvaluateSettings) -> None:
+def refuse_without_isolation(settings: EvaluateSettings, paths: Paths) -> None:
     """SandboxError (one line: why, how to fix) when samples could not be isolated here and
     the user did not pass --allow-unsandboxed; checked before any work or progress output."""
     if settings.allow_unsandboxed:
         return
-    refused = check_isolation(Path(sys.executable))
+    refused = check_isolation(Path(sys.executable), paths.cache_dir / "scratch")
     if refused is not None:
         raise SandboxError(refused)
 

@@ -69,7 +69,8 @@ def run(ctx: click.Context, /, **options: Any) -> None:
         task_ids=tuple(task.task_id for task in selection.tasks),
         id_range=None,  # applied by select(): task_ids are the chosen tasks
     )
-    refuse_without_isolation(settings)  # before generating: the samples could not be evaluated
+    # before generating: the samples could not be evaluated
+    refuse_without_isolation(settings, resolved.paths)
     files = output_files(resolved, options, config, selection, None)
     offline_model_hub(resolved, os.environ)
     cache = open_cache(resolved, options)

@@ -54,11 +54,11 @@ def refusal(problem: str) -> str:
     return f"refusing to run samples without sandbox isolation: {problem}. Fix: {fix}; {_ALLOW}"
 
 
-def check_isolation(python: Path) -> str | None:
+def check_isolation(python: Path, scratch_dir: Path | None = None) -> str | None:
     """None when the `local` backend can isolate samples run by `python` on this machine,
     else the one line it would refuse with (`refusal`). Costs one sandbox start: a preflight
     before costly work (generating samples) that would otherwise end in the refusal."""
-    config = SandboxConfig(python=python)
+    config = SandboxConfig(python=python, scratch_dir=scratch_dir)
     scratch = ScratchFolders(config.scratch_dir)
     try:
         with tempfile.TemporaryDirectory(prefix="passbench-probe-") as private:

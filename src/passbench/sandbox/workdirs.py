@@ -3,7 +3,7 @@
 BigCodeBench's official evaluator runs each sample in a temporary directory on disk. A tmpfs
 behaves differently where tests can see it (`os.listdir` order: a tmpfs lists newest first, a
 disk file system in its own order), so samples get a real disk folder as `/tmp` (and as their
-working directory below it): `<scratch root>/sandbox-<pid>-<random>/w<slot>`, bind-mounted
+working directory below it): `<scratch root>/sandbox-<host>-<pid>-<random>/w<slot>`, bind-mounted
 read-write into the sandbox, emptied by the worker after every sample and removed with the
 sandbox. The scratch root is the user cache folder's `passbench/scratch` by default; only these
 per-worker folders are ever visible to a sample, never the cache around them.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import tempfile
 import weakref
 from pathlib import Path
@@ -25,7 +26,8 @@ import platformdirs
 from passbench.sandbox import _scratch
 
 _PREFIX = "sandbox-"
-_OWNED = re.compile(r"sandbox-(\d+)-")
+#: sandbox-<host name>-<pid>-<mkdtemp's random part>: whose folder it is
+_OWNED = re.compile(r"sandbox-(?P<host>.+)-(?P<pid>\d+)-[A-Za-z0-9_]+")
 
 
 def default_scratch_root() -> Path:
@@ -39,7 +41,8 @@ class ScratchFolders:
         parent = root if root is not None else default_scratch_root()
         parent.mkdir(parents=True, exist_ok=True)
         _sweep(parent)
-        self.path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
+        owner = f"{_PREFIX}{socket.gethostname()}-{os.getpid()}-"
+        self.path = Path(tempfile.mkdtemp(prefix=owner, dir=parent))
         self._finalizer = weakref.finalize(self, _scratch.remove, str(self.path))
 
     def for_worker(self, slot: int, *, mode: int, owner: int | None = None) -> Path:
@@ -58,12 +61,16 @@ class ScratchFolders:
 
 def _sweep(parent: Path) -> None:
     """Remove what sandboxes of passbench processes that no longer exist left behind (killed
-    with SIGKILL, a power cut): their folders would otherwise stay forever."""
+    with SIGKILL, a power cut): their folders would otherwise stay forever. Only this host's:
+    a cache folder shared with other machines or containers holds folders of processes this
+    one cannot see."""
+    host = socket.gethostname()
     for entry in parent.iterdir():
-        owner = _OWNED.match(entry.name)
-        if owner is None or not entry.is_dir() or _alive(int(owner[1])):
+        owner = _OWNED.fullmatch(entry.name)
+        if owner is None or owner["host"] != host or not entry.is_dir():
             continue
-        _scratch.remove(str(entry))
+        if not _alive(int(owner["pid"])):
+            _scratch.remove(str(entry))
 
 
 def _alive(pid: int) -> bool:
