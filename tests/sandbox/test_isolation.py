@@ -159,6 +159,11 @@ self.assertEqual(mounts['/tmp'], {host_type!r})
 self.assertEqual(mounts['/dev/shm'], 'tmpfs')
 self.assertTrue(os.getcwd().startswith('/tmp/'))
 self.assertEqual(os.stat('/tmp').st_mode & 0o7777, 0o1777)
+# a tmpfs lists the newest entry first; a disk file system has its own order
+names = [f'file{{i}}.txt' for i in range(30)]
+for name in names:
+    open(name, 'w').close()
+self.assertNotEqual(os.listdir('.'), names[::-1])
 """
     _passes(bwrap_sandbox, body)
 
