@@ -28,7 +28,7 @@ from passbench.benchmarks import (
 )
 from passbench.benchmarks.selection import select_tasks
 from passbench.errors import InputError
-from passbench.evalenv import EnvInfo, locate_env
+from passbench.evalenv import EnvInfo, check_integrity, locate_env
 from passbench.progress import NullProgress, Progress
 from passbench.records import ErrorCategory, ExecResult, Isolation, Program, Sample, Task
 from passbench.results import (
@@ -43,7 +43,7 @@ from passbench.results import (
 )
 from passbench.results import task_order as _task_order
 from passbench.samplefile import read_samples, sample_file_stem
-from passbench.sandbox import open_sandbox
+from passbench.sandbox import Sandbox, open_sandbox
 from passbench.sandbox.base import Limits, SandboxConfig
 from passbench.scoring import pass_at_k_table
 from passbench.settings import Paths
@@ -81,7 +81,7 @@ class EvaluateSettings:
     env_dir: Path | None = None
     dataset_path: Path | None = None
     nltk_data: Path | None = None
-    require_isolation: bool = False
+    allow_unsandboxed: bool = False  # run without bubblewrap (rlimits only) rather than refuse
     resume: bool = True
 
 
@@ -170,6 +170,8 @@ class Evaluator:
         self.tasks = select_tasks(self.loaded.tasks, settings.task_ids, settings.id_range)
         env_name = self.benchmark.env_name
         self.env: EnvInfo | None = locate_env(env_name, settings.env_dir) if env_name else None
+        self._env_verified = False
+        self._cgroup: str | None = None  # how workers were capped; None until a sandbox ran
         self.default_timeout_s = float(self.benchmark.default_timeout_s)
         # differential benchmarks are judged on the host from their outputs (passbench.differential)
         self.phased: DifferentialBenchmark | None = (
@@ -189,6 +191,10 @@ class Evaluator:
             "dataset_source": str(self.loaded.source),
             "calibrated": self.settings.calibrated,
             "isolation": isolation.value,
+            # said in so many words in every file: these verdicts could be forged, and the
+            # samples could read and change the host's files
+            "unsandboxed": isolation is not Isolation.BUBBLEWRAP,
+            "cgroup": self._cgroup,  # "v2", "v1", "none" (rlimits only); null: nothing ran
             "allow_network": limits.allow_network,
             "evalenv": self._env_description(),
             "limits": asdict(limits),
@@ -242,8 +248,19 @@ class Evaluator:
             limits=self.settings.limits,
             env=tuple(sorted(env.items())),
             read_only_paths=tuple(read_only),
-            require_isolation=self.settings.require_isolation,
+            allow_unsandboxed=self.settings.allow_unsandboxed,
+            scratch_dir=self.paths.cache_dir / "scratch",
         )
+
+    def _open_sandbox(self) -> Sandbox:
+        """The sandbox samples run in, once the evaluation environment is verified intact
+        (evalenv/manifest.py: no file changed since it was built)."""
+        if self.env is not None and not self._env_verified:
+            check_integrity(self.env.name, self.env.root, self.progress.warn)
+            self._env_verified = True
+        sandbox = open_sandbox(self._sandbox_config(), warn=self.progress.warn)
+        self._cgroup = sandbox.cgroup
+        return sandbox
 
     def _execute(
         self,
@@ -267,7 +284,8 @@ class Evaluator:
             stored = journal.done(shas.values())
             for program in programs:
                 hit = stored.get(shas[program.key])
-                if hit is not None:
+                # an unsandboxed verdict is not reused by a run that does not allow them
+                if hit is not None and (_isolated(hit) or self.settings.allow_unsandboxed):
                     results[program.key] = replace(hit, key=program.key)
         reused = len(results)
         pending = [program for program in programs if program.key not in results]
@@ -276,7 +294,7 @@ class Evaluator:
         if reused:
             self.progress.advance(reused, info=f"{reused} reused from the journal")
         if pending:
-            with open_sandbox(self._sandbox_config(), warn=self.progress.warn) as sandbox:
+            with self._open_sandbox() as sandbox:
                 isolation = sandbox.isolation
                 for result in sandbox.run(pending):
                     if finalize is not None:
@@ -284,10 +302,8 @@ class Evaluator:
                     journal.record(shas[result.key], result)
                     results[result.key] = result
                     self.progress.advance(1, info=f"{result.task_id}: {result.status}")
-        elif results:
-            isolation = next(iter(results.values())).isolation
         self.progress.finish()
-        return results, isolation, reused
+        return results, weakest(isolation, *(r.isolation for r in results.values())), reused
 
     # -- ground truth ----------------------------------------------------------------------
 
@@ -313,6 +329,8 @@ class Evaluator:
                 "sample_env": config.env,
                 "read_only": [str(path) for path in config.read_only_paths],
                 "nltk": _nltk_listing(dict(config.env).get("NLTK_DATA")),
+                # samples' /tmp and working directory on disk, not tmpfs (listdir order differs)
+                "workdir": "disk",
                 **extra,
             }
         )
@@ -437,7 +455,7 @@ class Evaluator:
             if found:
                 self.progress.advance(len(found), info=f"{len(found)} from the cache")
             if pending:
-                with open_sandbox(self._sandbox_config(), warn=self.progress.warn) as sandbox:
+                with self._open_sandbox() as sandbox:
                     isolation = sandbox.isolation
                     for result in sandbox.run(pending):
                         task, phase, sha = where[result.key]
@@ -560,8 +578,9 @@ class Evaluator:
     ) -> tuple[GroundTruth | None, list[tuple[ExecResult, dict[str, Any]]], Isolation, int]:
         """Samples whose tests decide in the sandbox (BigCodeBench, HumanEval's own tests)."""
         truth: GroundTruth | None = None
+        truth_isolation = Isolation.BUBBLEWRAP
         if self.settings.check_ground_truth:
-            truth, _ = self.ground_truth()
+            truth, truth_isolation = self.ground_truth()
         programs: list[Program] = []
         for sample, code in zip(samples, codes, strict=True):
             task = selected[sample.task_id]
@@ -583,7 +602,10 @@ class Evaluator:
             results, isolation, reused = self._execute(
                 programs, journal, "evaluating", reuse=self.settings.resume
             )
-        return truth, [(results[program.key], {}) for program in programs], isolation, reused
+        verdicts: list[tuple[ExecResult, dict[str, Any]]] = [
+            (results[program.key], {}) for program in programs
+        ]
+        return truth, verdicts, weakest(isolation, truth_isolation), reused
 
     def _judge_samples(
         self,
@@ -595,7 +617,7 @@ class Evaluator:
         """Samples of a differential benchmark: each phase an io program, judged on the host
         against the expected outputs; then a sample's phases combined (EvalPlus's fields)."""
         assert self.phased is not None
-        expected, _ = self.expected_outputs()
+        expected, truth_isolation = self.expected_outputs()
         truth = self._ground_truth_from_expected(expected)
         programs: list[Program] = []
         planned: dict[str, tuple[Phase, differential.ExpectedPhase, differential.PhaseSpec]] = {}
@@ -661,7 +683,18 @@ class Evaluator:
             outcomes = [differential.PhaseOutcome(phase, results[key]) for key, phase in keys]
             combined = differential.combine(f"{sample.task_id}#{sample.sample_index}", outcomes)
             verdicts.append((combined, differential.evalplus_fields(outcomes)))
-        return (truth if self.settings.check_ground_truth else None), verdicts, isolation, reused
+        if self.settings.check_ground_truth:
+            return truth, verdicts, weakest(isolation, truth_isolation), reused
+        return None, verdicts, isolation, reused
+
+
+def weakest(*isolations: Isolation) -> Isolation:
+    """The weakest isolation among verdicts: what a run that used them all can claim."""
+    return Isolation.RLIMIT if Isolation.RLIMIT in isolations else Isolation.BUBBLEWRAP
+
+
+def _isolated(result: ExecResult) -> bool:
+    return result.isolation is Isolation.BUBBLEWRAP
 
 
 def _unjudgeable(

@@ -267,3 +267,36 @@ def test_generate_writes_officially_named_raw_and_sanitized_files(
     for row in rows:
         assert row["raw_solution"] == server.answers_by_task[row["task_id"]]
         assert row["solution"] != row["raw_solution"] and "def task_func" in row["solution"]
+
+
+@pytest.mark.bwrap
+def test_run_refuses_before_asking_the_model_when_samples_cannot_be_isolated(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tasks = _tasks("humaneval", data_dir, tmp_path)[:2]
+    server = CanonicalChatServer(tasks, get_benchmark("humaneval"))
+    empty = tmp_path / "bin-without-bwrap"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # as on a machine without bubblewrap
+    args = ["run", "-m", "fake-chat", "-p", "openai", "--base-url", f"{server.url}/v1"]
+    args += ["-b", "humaneval", "--id-range", "0-2", "--no-cache"]
+    env = {"PASSBENCH_DATA_DIR": str(data_dir), "PASSBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    try:
+        refused = CliRunner().invoke(
+            cli,
+            [*args, "--output-dir", str(tmp_path / "out")],
+            env=env,
+        )
+        assert refused.exit_code != 0
+        assert "refusing to run samples without sandbox isolation" in str(refused.exception)
+        assert server.requests == [] and not (tmp_path / "out").exists()
+        allowed = CliRunner().invoke(
+            cli,
+            [*args, "--output-dir", str(tmp_path / "out2"), "--allow-unsandboxed"],
+            env=env,
+            catch_exceptions=False,
+        )
+        assert allowed.exit_code == 0, allowed.output
+        assert "isolation: rlimit" in allowed.output
+    finally:
+        server.close()

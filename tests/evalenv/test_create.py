@@ -16,6 +16,7 @@ from passbench.evalenv.check import check_env
 from passbench.evalenv.create import create_env, find_python
 from passbench.evalenv.locate import locate_env
 from passbench.evalenv.lock import read_lock
+from passbench.evalenv.manifest import verify_manifest
 from passbench.evalenv.metadata import EnvMetadata, read_metadata, write_metadata
 from passbench.evalenv.specs import EnvSpec
 
@@ -74,12 +75,15 @@ def test_create_check_reuse_and_rebuild(tiny: EnvSpec, tmp_path: Path) -> None:
     assert metadata.nltk_packages == {"stopwords": f"copied from {nltk}", "punkt": "missing"}
     report = check_env("tiny", root)
     assert [(item.kind, item.name) for item in report.problems] == [("nltk", "punkt")]
+    built = verify_manifest(root, full=True)  # create recorded every file it installed
+    assert built.intact and not built.recorded and built.files > 10
 
     # Same lock: nothing is rebuilt (a marker file survives), and it is quick.
     (root / "marker").write_text("kept")
     second = create_env("tiny", path=root, download_nltk=False, pip_args=pip_args)
     assert second.status == "up-to-date"
     assert (root / "marker").exists()
+    assert verify_manifest(root).change == "marker was added"
 
     # Punkt appears in a local folder later: an up-to-date env picks it up without a rebuild.
     make_nltk_tree(nltk, {"punkt": "tokenizers"})
@@ -88,6 +92,7 @@ def test_create_check_reuse_and_rebuild(tiny: EnvSpec, tmp_path: Path) -> None:
     assert third.nltk.missing == []
     assert third.info.metadata.nltk_packages["punkt"] == f"copied from {nltk}"
     assert check_env("tiny", root).ok
+    assert verify_manifest(root).intact  # the top-up recorded what it changed
 
     # A new lock makes the env stale: locate refuses it, create rebuilds it from scratch.
     Path(tiny.lock_file).write_text("# tiny, revised\npbtiny==1.0\n")

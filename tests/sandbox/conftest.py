@@ -18,7 +18,7 @@ needs_bwrap = pytest.mark.skipif(not BWRAP, reason="bubblewrap cannot run here")
 def bwrap_sandbox() -> Iterator[Sandbox]:
     if not BWRAP:
         pytest.skip("bubblewrap cannot run here")
-    config = SandboxConfig(python=PYTHON, workers=2, limits=TEST_LIMITS, require_isolation=True)
+    config = SandboxConfig(python=PYTHON, workers=2, limits=TEST_LIMITS)
     with open_sandbox(config) as sandbox:
         yield sandbox
 

@@ -63,7 +63,7 @@ def bwrap_usable() -> bool:
     if shutil.which("bwrap") is None:
         return False
     try:
-        with open_sandbox(SandboxConfig(python=PYTHON, require_isolation=True)):
+        with open_sandbox(SandboxConfig(python=PYTHON)):
             return True
     except Exception:
         return False

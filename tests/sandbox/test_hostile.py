@@ -4,6 +4,7 @@ sample."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -186,8 +187,10 @@ def test_forked_copy_cannot_report(any_sandbox: Sandbox) -> None:
 
 @pytest.mark.slow
 def test_fork_bomb(any_sandbox: Sandbox) -> None:
-    if any_sandbox.isolation == Isolation.RLIMIT and os.geteuid() == 0:
-        pytest.skip("not applicable as root: RLIMIT_NPROC does not hold root")
+    # as root in the fallback only the worker's cgroup (pids.max) holds it
+    root_fallback = any_sandbox.isolation == Isolation.RLIMIT and os.geteuid() == 0
+    if root_fallback and any_sandbox.cgroup == "none":
+        pytest.skip("not applicable as root without cgroups: RLIMIT_NPROC does not hold root")
     body = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
     result = run_one(any_sandbox, checks_program("bomb", body, timeout_s=3.0))
     assert result.status != "pass"
@@ -275,6 +278,84 @@ def test_files_do_not_leak_between_samples(any_sandbox: Sandbox) -> None:
     assert run_one(any_sandbox, write).status == "pass"
     for _ in range(3):  # whichever worker runs it
         assert run_one(any_sandbox, read).status == "pass"
+
+
+# TEST_LIMITS: 64 MiB of /tmp (a disk folder the worker measures), 16 MiB per file
+@pytest.mark.parametrize(
+    "body",
+    [
+        "import tempfile\nfor i in range(10):\n"
+        "    open(f'{tempfile.gettempdir()}/chunk{i}', 'wb').write(b'x' * (15 * 2**20))",
+        # deleted while open: the space stays used, no file shows it
+        "import os, time\nkeep = []\nfor i in range(6):\n"
+        "    f = open(f'chunk{i}', 'wb'); f.write(b'x' * (15 * 2**20)); f.flush()\n"
+        "    os.unlink(f'chunk{i}'); keep.append(f)\ntime.sleep(5)",
+        # empty files are not free: inodes and directory entries
+        "import os\nfor i in range(20000):\n    open(f'e{i}', 'w').close()",
+    ],
+    ids=["big-files", "deleted-but-open", "many-empty-files"],
+)
+def test_storing_more_than_tmp_mb_is_killed(any_sandbox: Sandbox, body: str) -> None:
+    result = run_one(any_sandbox, checks_program("disk", body, timeout_s=20.0))
+    assert result.status == "fail"
+    assert result.category == ErrorCategory.KILLED
+    assert "stored more than its 64 MiB" in result.reason
+    assert result.wall_s < 10  # stopped when seen, not at the time limit
+    _still_works(any_sandbox)
+
+
+def test_storing_less_than_tmp_mb_is_fine(any_sandbox: Sandbox) -> None:
+    body = "for i in range(3):\n    open(f'chunk{i}', 'wb').write(b'x' * (15 * 2**20))"
+    result = run_one(any_sandbox, checks_program("disk-ok", body))
+    assert result.status == "pass", result.reason
+
+
+_LOCKED_TREE = """
+import os, tempfile
+for base in (tempfile.gettempdir(), os.getcwd()):
+    top = os.path.join(base, 'locked')
+    os.makedirs(os.path.join(top, 'inner', 'deeper'))
+    open(os.path.join(top, 'inner', 'deeper', 'f'), 'w').write('x')
+    open(os.path.join(top, 'inner', 'g'), 'w').write('x')
+    os.chmod(os.path.join(top, 'inner', 'g'), 0)
+    os.symlink({outside!r}, os.path.join(top, 'inner', 'out'))
+    for path in ('inner/deeper', 'inner', ''):
+        os.chmod(os.path.join(top, path), 0)
+# deeper than PATH_MAX: only a walk through directory descriptors can empty it
+os.chdir(tempfile.gettempdir())
+for _ in range(400):
+    os.mkdir('d' * 30)
+    os.chdir('d' * 30)
+os.chmod('.', 0)
+try:
+    os.chmod(tempfile.gettempdir(), 0)  # the sample's own scratch folder, locked too
+except PermissionError:
+    pass
+"""
+
+
+def test_locked_and_deep_folders_are_cleaned_without_breaking_the_worker(
+    any_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    # a host file the sample links to: the cleanup must neither follow nor change it
+    outside = tmp_path / "host-file"
+    outside.write_text("keep")
+    outside.chmod(0o640)
+    body = _LOCKED_TREE.format(outside=str(outside))
+    result = run_one(any_sandbox, checks_program("locked", body))
+    assert result.status == "pass", result.details or result.reason
+    check = """
+import os, tempfile
+tmp = tempfile.gettempdir()
+self.assertEqual(os.stat(tmp).st_mode & 0o777, 0o777 if tmp == '/tmp' else 0o700)
+mine = os.path.basename(os.getcwd())  # this sample's own working directory
+self.assertEqual([e for e in os.listdir(tmp) if e != mine], [])
+"""
+    for index in range(3):  # whichever worker runs it
+        after = run_one(any_sandbox, checks_program(f"after{index}", check))
+        assert after.status == "pass", after.details or after.reason
+    assert outside.read_text() == "keep"
+    assert outside.stat().st_mode & 0o777 == 0o640
 
 
 def test_a_program_that_closes_its_verdict_channel(any_sandbox: Sandbox) -> None:

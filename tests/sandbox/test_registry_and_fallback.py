@@ -1,4 +1,5 @@
-"""Choosing a backend, and the rlimit-only fallback: loud, recorded, refusable."""
+"""Choosing a backend, and the rlimit-only fallback: refused unless allowed; when allowed (or
+named), loud and recorded."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import pytest
 
 from passbench.errors import SandboxError, UnknownNameError
 from passbench.records import Isolation
-from passbench.sandbox import BACKENDS, SandboxConfig, open_sandbox
+from passbench.sandbox import BACKENDS, SandboxConfig, check_isolation, open_sandbox
 
+from .conftest import BWRAP
 from .helpers import PYTHON, TEST_LIMITS, run_one, unittest_program
 
 
@@ -31,24 +33,18 @@ def test_forced_fallback_warns_and_records_rlimit() -> None:
         result = run_one(sandbox, unittest_program("fb", "def f(x):\n    return x + 1"))
     assert result.status == "pass"
     assert result.isolation == Isolation.RLIMIT
-    assert len(warnings) == 1 and "WITHOUT namespace isolation" in warnings[0]
-
-
-def test_fallback_refused_when_isolation_is_required() -> None:
-    config = SandboxConfig(python=PYTHON, require_isolation=True)
-    with pytest.raises(SandboxError, match="isolation is required"):
-        open_sandbox(config, backend="local-rlimit")
+    assert len(warnings) == 1 and "WITHOUT sandbox isolation" in warnings[0]
 
 
 def test_default_warning_goes_through_the_warnings_module() -> None:
-    with pytest.warns(RuntimeWarning, match="WITHOUT namespace isolation"):
+    with pytest.warns(RuntimeWarning, match="WITHOUT sandbox isolation"):
         open_sandbox(SandboxConfig(python=PYTHON), backend="local-rlimit").close()
 
 
 def test_broken_interpreter_is_a_sandbox_error(tmp_path: Path) -> None:
     missing = tmp_path / "no-python"
     with pytest.raises(SandboxError):
-        open_sandbox(SandboxConfig(python=missing, require_isolation=False), warn=lambda m: None)
+        open_sandbox(SandboxConfig(python=missing, allow_unsandboxed=True), warn=lambda m: None)
 
 
 def test_worker_that_cannot_start_is_a_sandbox_error(tmp_path: Path) -> None:
@@ -82,25 +78,52 @@ def test_missing_preload_module_is_warned_once() -> None:
     ]
 
 
-def test_missing_bubblewrap_falls_back_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_bubblewrap_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(SandboxError) as refused:
+        open_sandbox(SandboxConfig(python=PYTHON), warn=lambda m: None)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "bubblewrap is not installed" in message
+    assert "apt-get install bubblewrap" in message and "--allow-unsandboxed" in message
+    assert check_isolation(PYTHON) is not None
+
+
+def test_missing_bubblewrap_falls_back_loudly_when_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     warnings: list[str] = []
-    with open_sandbox(SandboxConfig(python=PYTHON), warn=warnings.append) as sandbox:
+    config = SandboxConfig(python=PYTHON, allow_unsandboxed=True)
+    with open_sandbox(config, warn=warnings.append) as sandbox:
         assert sandbox.isolation == Isolation.RLIMIT
     assert "bubblewrap is not installed" in warnings[0]
-    with pytest.raises(SandboxError, match="bubblewrap is not installed"):
-        open_sandbox(SandboxConfig(python=PYTHON, require_isolation=True))
 
 
-def test_bubblewrap_that_cannot_run_falls_back(
+def test_bubblewrap_without_namespaces_is_refused_unless_allowed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # e.g. a container without user namespaces: bwrap is there, but the probe run fails
     fake = tmp_path / "bwrap"
-    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace,' >&2\n"
+        "echo 'likely because the kernel does not allow non-privileged user namespaces' >&2\n"
+        "exit 1\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    with pytest.raises(SandboxError) as refused:
+        open_sandbox(SandboxConfig(python=PYTHON))
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "No permissions to create new namespace, likely because" in message
+    assert "kernel.unprivileged_userns_clone=1" in message and "--allow-unsandboxed" in message
     warnings: list[str] = []
-    with open_sandbox(SandboxConfig(python=PYTHON), warn=warnings.append) as sandbox:
+    allowed = SandboxConfig(python=PYTHON, allow_unsandboxed=True)
+    with open_sandbox(allowed, warn=warnings.append) as sandbox:
         assert sandbox.isolation == Isolation.RLIMIT
     assert "No permissions to create new namespace" in warnings[0]
+
+
+def test_isolation_check_passes_where_bubblewrap_works() -> None:
+    if not BWRAP:
+        pytest.skip("bubblewrap cannot run here")
+    assert check_isolation(PYTHON) is None

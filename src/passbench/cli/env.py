@@ -14,7 +14,7 @@ from rich.table import Table
 from passbench.cli._progress import RichProgress
 from passbench.cli.options import config_option, resolve_options
 from passbench.errors import EnvironmentError_
-from passbench.evalenv import check_env, create_env, locate_env, spec_names
+from passbench.evalenv import check_env, create_env, locate_env, spec_names, verify_manifest
 from passbench.evalenv.check import EnvReport
 from passbench.evalenv.location import env_path
 from passbench.evalenv.nltk_data import NLTK_DIR_NAME, missing_packages
@@ -32,7 +32,8 @@ _PATH = click.option(
 
 @click.group()
 def env() -> None:
-    """Evaluation environments: the benchmark's libraries, in their own virtual environment."""
+    """Evaluation environments: the benchmark's libraries, in their own virtual environment
+    (create, check what it lacks, verify no file changed, info)."""
 
 
 @env.command()
@@ -167,6 +168,39 @@ def check(ctx: click.Context, /, name: str, **options: Any) -> None:
         _print_report(report, Console())
     if not report.ok:
         sys.exit(1)
+
+
+@env.command()
+@_NAME
+@_PATH
+@config_option
+@click.pass_context
+def verify(ctx: click.Context, /, name: str, **options: Any) -> None:
+    """Check that no file of environment NAME changed since it was built: every file's sha256
+    against the manifest `env create` recorded (exit code 1 naming the first change).
+
+    Every evaluation checks sizes and times (fast); this reads every file."""
+    path: Path | None = resolve_options(ctx, "env", options)["env_dir"]
+    found = locate_env(name, path, allow_stale=True)
+    outcome = verify_manifest(found.root, full=True)
+    console = Console()
+    if outcome.recorded:
+        console.print(
+            f"[yellow]recorded[/] a manifest of {outcome.files} files in {outcome.seconds:.1f} s: "
+            f"{found.root} predates manifests, so there was nothing to compare with; later "
+            "checks compare with this one"
+        )
+        return
+    if not outcome.intact:
+        raise EnvironmentError_(
+            f"the evaluation environment at {found.root} changed after it was built: "
+            f"{outcome.change}. Rebuild it with `passbench env create {name} --force "
+            f"--path {found.root}`"
+        )
+    console.print(
+        f"[green]intact[/]: {outcome.files} files of {found.root} match their sha256 "
+        f"({outcome.seconds:.1f} s)"
+    )
 
 
 @env.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,9 @@ from rich.table import Table
 
 from passbench.cli._progress import RichProgress
 from passbench.cli.options import config_option, resolve_options, selection_options, task_selection
-from passbench.errors import InputError
+from passbench.errors import InputError, SandboxError
 from passbench.evaluate import EvaluateSettings, EvaluationOutcome, Evaluator, GroundTruthOutcome
+from passbench.sandbox import check_isolation
 from passbench.sandbox.base import Limits
 from passbench.settings import Paths, Resolved
 
@@ -70,7 +72,9 @@ from passbench.settings import Paths, Resolved
     "it (EvalPlus: 4).",
 )
 @click.option("--memory-mb", type=int, help="Address-space limit per sample, MiB.")
-@click.option("--tmp-mb", type=int, help="Size of each sample's private /tmp, MiB.")
+@click.option(
+    "--tmp-mb", type=int, help="What a sample may store in its /tmp (a folder on disk), MiB."
+)
 @click.option(
     "--allow-network",
     is_flag=True,
@@ -81,10 +85,13 @@ from passbench.settings import Paths, Resolved
     "--no-resume", is_flag=True, help="Re-run samples the journal already has verdicts for."
 )
 @click.option(
-    "--require-isolation",
+    "--allow-unsandboxed",
     is_flag=True,
-    help="Fail instead of falling back to rlimit-only isolation when bubblewrap can't run.",
+    help="Where bubblewrap cannot isolate samples, run them with resource limits only instead "
+    "of refusing. They can then read and change your files; results say unsandboxed.",
 )
+# Refusing is the default now; the old flag is accepted so old command lines keep working.
+@click.option("--require-isolation", is_flag=True, hidden=True, expose_value=False)
 @click.option("--env-dir", type=click.Path(path_type=Path), help="The evaluation environment.")
 @click.option("--dataset-path", type=click.Path(path_type=Path), help="A dataset file to use.")
 @click.option(
@@ -100,6 +107,7 @@ def evaluate(ctx: click.Context, /, **options: Any) -> None:
     if options["ground_truth"] == bool(options["samples"]):
         raise InputError("give exactly one of --samples FILE and --ground-truth", field="samples")
     settings, paths = evaluate_settings(ctx, options)
+    refuse_without_isolation(settings, paths)
     console = Console()
     with RichProgress() as progress:
         evaluator = Evaluator(settings, paths, progress)
@@ -112,6 +120,16 @@ def evaluate(ctx: click.Context, /, **options: Any) -> None:
         _print_ground_truth(console, outcome, evaluator)
     else:
         _print_outcome(console, outcome_samples, evaluator)
+
+
+def refuse_without_isolation(settings: EvaluateSettings, paths: Paths) -> None:
+    """SandboxError (one line: why, how to fix) when samples could not be isolated here and
+    the user did not pass --allow-unsandboxed; checked before any work or progress output."""
+    if settings.allow_unsandboxed:
+        return
+    refused = check_isolation(Path(sys.executable), paths.cache_dir / "scratch")
+    if refused is not None:
+        raise SandboxError(refused)
 
 
 def evaluate_settings(
@@ -151,7 +169,7 @@ def settings_from(resolved: Resolved, options: Mapping[str, Any]) -> EvaluateSet
         env_dir=resolved["env_dir"],
         dataset_path=resolved["dataset_path"],
         nltk_data=resolved["nltk_data"],
-        require_isolation=resolved["require_isolation"],
+        allow_unsandboxed=resolved["allow_unsandboxed"],
         resume=not options["no_resume"],
     )
 

@@ -19,7 +19,7 @@ from rich.console import Console
 
 from passbench.cli._progress import RichProgress
 from passbench.cli.evaluate import evaluate as evaluate_command
-from passbench.cli.evaluate import settings_from
+from passbench.cli.evaluate import refuse_without_isolation, settings_from
 from passbench.cli.generate import generate as generate_command
 from passbench.cli.generate import (
     generation_settings,
@@ -69,6 +69,8 @@ def run(ctx: click.Context, /, **options: Any) -> None:
         task_ids=tuple(task.task_id for task in selection.tasks),
         id_range=None,  # applied by select(): task_ids are the chosen tasks
     )
+    # before generating: the samples could not be evaluated
+    refuse_without_isolation(settings, resolved.paths)
     files = output_files(resolved, options, config, selection, None)
     offline_model_hub(resolved, os.environ)
     cache = open_cache(resolved, options)

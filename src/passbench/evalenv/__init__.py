@@ -7,12 +7,14 @@ package pinned), so its identity is the lock's sha256, which result files cite.
     create_env("bigcodebench")   build it (or return at once when it is up to date)
     check_env("bigcodebench")    list what it lacks: modules, NLTK data, host programs
     locate_env("bigcodebench")   find a complete one, or raise EnvironmentError_ with the fix
+    check_integrity(...)         before use: no file changed since it was built (manifest.py)
 """
 
 from passbench.evalenv.check import CheckItem, EnvReport, check_env
 from passbench.evalenv.create import CreateResult, create_env
 from passbench.evalenv.locate import EnvInfo, locate_env
 from passbench.evalenv.location import env_path, envs_root
+from passbench.evalenv.manifest import Verification, check_integrity, verify_manifest
 from passbench.evalenv.specs import EnvSpec, get_spec, spec_names
 
 __all__ = [
@@ -21,11 +23,14 @@ __all__ = [
     "EnvInfo",
     "EnvReport",
     "EnvSpec",
+    "Verification",
     "check_env",
+    "check_integrity",
     "create_env",
     "env_path",
     "envs_root",
     "get_spec",
     "locate_env",
     "spec_names",
+    "verify_manifest",
 ]

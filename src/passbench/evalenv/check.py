@@ -13,7 +13,6 @@ Missing things are data in the report, not exceptions: a user wants the whole li
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from passbench.errors import EnvironmentError_
+from passbench.evalenv.hostenv import host_environment
 from passbench.evalenv.location import env_path, env_python
 from passbench.evalenv.lock import packaged_lock_path, read_lock
 from passbench.evalenv.metadata import read_metadata
@@ -169,17 +169,18 @@ def _metadata_items(spec: EnvSpec, root: Path) -> list[CheckItem]:
 
 def check_imports(python: Path, modules: tuple[str, ...] | list[str]) -> list[CheckItem]:
     """Import each module in a fresh interpreter; one CheckItem per module."""
-    environ = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONNOUSERSITE": "1"}
     try:
-        result = subprocess.run(
-            [str(python), "-c", _IMPORT_PROBE, *modules],
-            capture_output=True,
-            text=True,
-            timeout=IMPORT_TIMEOUT_S,
-            check=False,
-            env=environ,
-            cwd=python.parent,  # not the caller's folder: its files must not shadow modules
-        )
+        with host_environment() as environ:
+            environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+            result = subprocess.run(
+                [str(python), "-c", _IMPORT_PROBE, *modules],
+                capture_output=True,
+                text=True,
+                timeout=IMPORT_TIMEOUT_S,
+                check=False,
+                env=environ,
+                cwd=python.parent,  # not the caller's folder: its files must not shadow modules
+            )
         output, crash = result.stdout, result.returncode != 0
     except subprocess.TimeoutExpired as expired:
         raw = expired.stdout or b""

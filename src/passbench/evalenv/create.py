@@ -1,7 +1,7 @@
 """Building an evaluation environment from its lock: `passbench env create NAME`.
 
     choose Python X.Y -> its lock -> venv -> pip install --no-deps -r LOCK -> NLTK data
-    -> passbench-env.json
+    -> passbench-env.json -> passbench-manifest.json (every file's sha256, manifest.py)
 
 A spec may ship one lock per Python minor version: `--python` picks the lock of its version;
 without it, an existing environment keeps its version (so the rebuild hint `locate_env` gives
@@ -32,10 +32,12 @@ from typing import Literal
 
 from passbench.errors import EnvironmentError_, InputError
 from passbench.evalenv import nltk_data
+from passbench.evalenv.hostenv import host_environment
 from passbench.evalenv.interpreters import find_interpreter
 from passbench.evalenv.locate import EnvInfo, locate_env
 from passbench.evalenv.location import default_nltk_source, env_path, env_python
 from passbench.evalenv.lock import Lock, packaged_lock_path, read_lock
+from passbench.evalenv.manifest import record_manifest
 from passbench.evalenv.metadata import EnvMetadata, read_metadata, write_metadata
 from passbench.evalenv.specs import EnvSpec, get_spec, minor_version
 from passbench.progress import NullProgress, Progress
@@ -129,7 +131,8 @@ def create_env(
             install_seconds=round(time.monotonic() - started, 1),
             nltk_packages=dict(outcome.sources),
         )
-        write_metadata(root, metadata)  # last: its presence means the build completed
+        write_metadata(root, metadata)  # its presence means the build completed
+        record_manifest(root)  # and then what every later run checks the files against
         return CreateResult(
             locate_env(name, path),
             "created",
@@ -156,6 +159,7 @@ def _top_up_nltk(
     info = locate_env(name, path)
     if any(source.startswith("copied") for source in outcome.sources.values()):
         write_metadata(root, _with_nltk(info.metadata, outcome))
+        record_manifest(root)
         info = locate_env(name, path)
     return info, outcome
 
@@ -367,22 +371,23 @@ def _pip_install(
     report.start(len(lock.pins), f"downloading {len(lock.pins)} pinned packages")
     installing = False
     tail: deque[str] = deque(maxlen=25)
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
-    )
-    assert process.stdout is not None
-    with process:
-        for raw in process.stdout:
-            line = raw.rstrip("\n")
-            tail.append(line)
-            if on_output is not None:
-                on_output(line)
-            # "Collecting x==1" (index) or "Processing /path/x.whl" (local file) per package
-            if line.startswith(("Collecting ", "Processing ")) and not installing:
-                report.advance(info=line.split(" ", 1)[1].split(" ", 1)[0])
-            elif line.startswith("Installing collected packages") and not installing:
-                installing = True
-                report.start(1, "installing (unpacking wheels)")
+    with host_environment(network=True, pip=True) as env:
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1, env=env
+        )
+        assert process.stdout is not None
+        with process:
+            for raw in process.stdout:
+                line = raw.rstrip("\n")
+                tail.append(line)
+                if on_output is not None:
+                    on_output(line)
+                # "Collecting x==1" (index) or "Processing /path/x.whl" (local file) per package
+                if line.startswith(("Collecting ", "Processing ")) and not installing:
+                    report.advance(info=line.split(" ", 1)[1].split(" ", 1)[0])
+                elif line.startswith("Installing collected packages") and not installing:
+                    installing = True
+                    report.start(1, "installing (unpacking wheels)")
     if process.returncode != 0:
         raise EnvironmentError_(
             f"pip could not install {lock.path} into {root} (exit code {process.returncode}); "
@@ -393,11 +398,8 @@ def _pip_install(
 
 def _pip_check(root: Path) -> list[str]:
     """Inconsistencies pip sees among the installed packages (a lock should have none)."""
-    result = subprocess.run(
-        [str(env_python(root)), "-m", "pip", "check", "--disable-pip-version-check"],
-        capture_output=True,
-        text=True,
-        check=False,
+    result = _host_run(
+        [str(env_python(root)), "-m", "pip", "check", "--disable-pip-version-check"], pip=True
     )
     if result.returncode == 0:
         return []
@@ -405,7 +407,7 @@ def _pip_check(root: Path) -> list[str]:
 
 
 def _run(command: list[str], what: str, on_output: OutputCallback | None) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    result = _host_run(command)
     if on_output is not None:
         for line in (result.stdout + result.stderr).splitlines():
             on_output(line)
@@ -416,15 +418,17 @@ def _run(command: list[str], what: str, on_output: OutputCallback | None) -> Non
 
 
 def _python_version(python: Path) -> str:
-    result = subprocess.run(
-        [str(python), "-c", "import platform; print(platform.python_version())"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = _host_run([str(python), "-c", "import platform; print(platform.python_version())"])
     if result.returncode != 0:
         raise EnvironmentError_(f"{python} does not run: {result.stderr.strip()[-500:]}")
     return result.stdout.strip()
+
+
+def _host_run(command: list[str], *, pip: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run an interpreter (the environment's, or the one building it) with the scrubbed host
+    environment: no API keys, a private HOME (hostenv.py)."""
+    with host_environment(pip=pip) as env:
+        return subprocess.run(command, capture_output=True, text=True, check=False, env=env)
 
 
 def _passbench_version() -> str:

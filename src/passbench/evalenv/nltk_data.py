@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from passbench.evalenv.hostenv import host_environment
+
 NLTK_DIR_NAME = "nltk_data"
 
 #: Seconds the downloader may take to fetch NLTK's index before we call the machine offline.
@@ -116,8 +118,19 @@ def download_packages(
         str(probe_timeout_s),
         *packages,
     ]
+    with host_environment(network=True) as env:
+        return _download(command, packages, env, probe_timeout_s, download_timeout_s)
+
+
+def _download(
+    command: list[str],
+    packages: list[str],
+    env: dict[str, str],
+    probe_timeout_s: float,
+    download_timeout_s: float,
+) -> tuple[dict[str, bool], str]:
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
     )
     assert process.stdout is not None
     try:

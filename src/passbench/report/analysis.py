@@ -63,6 +63,18 @@ class Summary:
     stored_pass_at_k: Mapping[str, float]  # what _pass_at_k.json says, to compare
     categories_from: str  # "recorded", "tracebacks" or "recorded and tracebacks"
     notes: tuple[str, ...] = ()
+    unsandboxed: bool = False  # some verdicts ran without sandbox isolation (rlimits only)
+
+    @property
+    def unsandboxed_warning(self) -> str:
+        """The warning every rendering shows first when the run was not sandboxed ("" else)."""
+        if not self.unsandboxed:
+            return ""
+        return (
+            "UNSANDBOXED RUN: these samples ran without sandbox isolation (resource limits "
+            "only, --allow-unsandboxed). They could read and change this machine's files and "
+            "forge their verdicts; do not compare these scores with sandboxed ones."
+        )
 
 
 @dataclass(frozen=True)
@@ -297,6 +309,7 @@ def _summary(
         stored_pass_at_k=stored,
         categories_from=categories_from,
         notes=tuple(notes),
+        unsandboxed=run.unsandboxed,
     )
 
 

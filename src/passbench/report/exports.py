@@ -48,6 +48,7 @@ def summary_dict(summary: Summary) -> dict[str, Any]:
         "dataset_version": summary.dataset_version,
         "dataset_sha256": summary.dataset_sha256,
         "isolation": summary.isolation,
+        "unsandboxed": summary.unsandboxed,
         "passbench_version": summary.passbench_version,
         "evalenv": dict(summary.evalenv) if summary.evalenv else None,
         "date": summary.date,
@@ -237,7 +238,7 @@ def summary_pairs(summary: Summary) -> list[tuple[str, str]]:
             or "unknown",
         ),
         ("calibrated", _yes_no(summary.calibrated)),
-        ("isolation", summary.isolation or "not recorded (official evaluator file)"),
+        ("isolation", _isolation_text(summary)),
         (
             "dataset",
             " ".join(v for v in (summary.dataset_version, _short_hash(summary.dataset_sha256)) if v)
@@ -284,6 +285,8 @@ def _listing(ids: Sequence[str], limit: int = 8) -> str:
 def inspection_markdown(inspection: Inspection, tasks: Sequence[TaskRow]) -> str:
     summary = inspection.summary
     lines = [f"# {summary.name}", ""]
+    if summary.unsandboxed_warning:
+        lines += [f"> **WARNING: {summary.unsandboxed_warning}**", ""]
     lines += _md_table(["", ""], summary_pairs(summary))
     for note in summary.notes:
         lines.append(f"\n> note: {note}")
@@ -356,3 +359,8 @@ def detail_markdown(detail: TaskDetail) -> str:
     if detail.test is not None:
         lines += ["## Tests", "", "```python", detail.test.rstrip(), "```", ""]
     return "\n".join(lines)
+
+
+def _isolation_text(summary: Summary) -> str:
+    text = summary.isolation or "not recorded (official evaluator file)"
+    return f"{text} (UNSANDBOXED)" if summary.unsandboxed else text

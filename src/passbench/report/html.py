@@ -42,6 +42,7 @@ def render_report(run: RunResults, inspection: Inspection, catalog: TaskCatalog)
             f"<style>{_asset('report.css')}</style></head><body>",
             f"<header><h1>{escape(summary.name)}</h1>",
             f'<p class="sub">{escape(subtitle)}</p></header><main>',
+            _warning_banner(summary.unsandboxed_warning),
             _summary_section(inspection),
             _plots_section(inspection),
             _failures_section(inspection),
@@ -60,6 +61,13 @@ def render_report(run: RunResults, inspection: Inspection, catalog: TaskCatalog)
 def _script_json(data: Any) -> str:
     """JSON that cannot end its <script> element early: every '<' is escaped."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def _warning_banner(warning: str) -> str:
+    if not warning:
+        return ""
+    strong = f"<strong>{escape(warning)}</strong>"
+    return f'<div class="warning" id="unsandboxed" role="alert">{strong}</div>'
 
 
 def _summary_section(inspection: Inspection) -> str:

@@ -25,7 +25,11 @@ def inspection_view(
     filtered: bool = False,
 ) -> RenderableType:
     """Summary, failure categories, breakdowns and (up to `limit`) task rows."""
-    parts: list[RenderableType] = [_summary_table(inspection)]
+    parts: list[RenderableType] = []
+    warning = inspection.summary.unsandboxed_warning
+    if warning:
+        parts.append(Panel(Text(warning, style="bold"), title="WARNING", style="bold red"))
+    parts.append(_summary_table(inspection))
     for note in inspection.summary.notes:
         parts.append(Text(f"note: {note}", style="yellow"))
     parts.append(_failures_table(inspection))

@@ -45,6 +45,7 @@ class SampleResult:
     duration_s: float | None = None
     wall_s: float | None = None
     tests_run: int | None = None
+    isolation: str | None = None  # "bubblewrap" or "rlimit"; None in official and older files
 
     @property
     def passed(self) -> bool:
@@ -111,6 +112,18 @@ class RunResults:
     def isolation(self) -> str | None:
         value = self.meta.get("isolation")
         return value if isinstance(value, str) else None
+
+    @property
+    def unsandboxed(self) -> bool:
+        """Whether any verdict of the run ran without sandbox isolation (rlimits only): what
+        the run says of itself, or of any of its samples."""
+        if self.meta.get("unsandboxed") is True or self.meta.get("isolation") == "rlimit":
+            return True
+        return any(
+            sample.isolation not in (None, "bubblewrap")
+            for samples in self.tasks.values()
+            for sample in samples
+        )
 
     @property
     def gt_pass_rate(self) -> float | None:
@@ -386,6 +399,7 @@ def _read_sample(task_id: str, position: int, item: Any, path: Path, where: str)
         duration_s=_optional_number(item, "duration_s", path, where),
         wall_s=_optional_number(item, "wall_s", path, where),
         tests_run=_optional(item, "tests_run", int, path, where),
+        isolation=_optional(item, "isolation", str, path, where),
     )
 
 

@@ -69,6 +69,7 @@ def sample_entry(sample: Sample, solution: str, result: ExecResult) -> dict[str,
         "duration_s": round(result.duration_s, 4),
         "wall_s": round(result.wall_s, 4),
         "tests_run": result.tests_run,
+        "isolation": result.isolation.value,  # what this verdict ran under (journal reuse too)
     }
     if sample.raw_solution is not None:
         entry["raw_solution"] = sample.raw_solution
@@ -82,6 +83,7 @@ def ground_truth_entry(result: ExecResult) -> dict[str, Any]:
         "duration_s": round(result.duration_s, 4),
         "category": result.category.value if result.category else None,
         "reason": result.reason,
+        "isolation": result.isolation.value,
     }
 
 

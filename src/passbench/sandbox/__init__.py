@@ -7,9 +7,9 @@ that backend:
         for result in sandbox.run(programs):
             ...
 
-Names: "local" (bubblewrap and warm workers; falls back to resource limits only, with a warning,
-where bubblewrap cannot run) and "local-rlimit" (that fallback on purpose, for tests and hosts
-without user namespaces).
+Names: "local" (bubblewrap and warm workers; where bubblewrap cannot isolate it refuses, unless
+`SandboxConfig.allow_unsandboxed` lets it fall back to resource limits only, loudly) and
+"local-rlimit" (that fallback on purpose, for tests).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from passbench.errors import UnknownNameError
 from passbench.sandbox.base import Limits, ResultCallback, Sandbox, SandboxConfig
+from passbench.sandbox.isolation import check_isolation
 
 __all__ = [
     "BACKENDS",
@@ -26,6 +27,7 @@ __all__ = [
     "ResultCallback",
     "Sandbox",
     "SandboxConfig",
+    "check_isolation",
     "open_sandbox",
 ]
 
@@ -42,7 +44,8 @@ def open_sandbox(
     config: SandboxConfig, backend: str = "local", warn: WarnCallback | None = None
 ) -> Sandbox:
     """Start the named sandbox backend. Raises UnknownNameError for an unknown name and
-    SandboxError when the backend cannot run (or isolation is required but unavailable)."""
+    SandboxError when the backend cannot run, or cannot isolate and is not allowed to run
+    unsandboxed."""
     target = BACKENDS.get(backend)
     if target is None:
         known = ", ".join(sorted(BACKENDS))

@@ -30,9 +30,7 @@ import json
 import os
 import resource
 import select
-import shutil
 import signal
-import stat
 import struct
 import subprocess
 import sys
@@ -44,13 +42,15 @@ import unittest.case
 import unittest.loader
 import unittest.result
 import unittest.suite
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 try:  # inside the sandbox this file's folder is on sys.path
     _io: Any = importlib.import_module("_io_style")
+    _scratch: Any = importlib.import_module("_scratch")
 except ImportError:  # run from the passbench package (the rlimit fallback, tests)
     from passbench.sandbox import _io_style as _io
+    from passbench.sandbox import _scratch
 
 _FRAME = struct.Struct(">I")
 _MAX_FRAME = 64 * 1024 * 1024
@@ -660,12 +660,22 @@ class Worker:
         self.msg_fd = msg_fd
         self.namespaced = False
         self.scratch: list[str] = []
+        self.scratch_modes: dict[str, int] = {}  # scratch folder -> its permissions
+        # disk-backed scratch folders, held to Limits.tmp_mb by measuring (no tmpfs size cap)
+        self.measured: list[str] = []
+        self.scratch_due = 0.0  # when to measure them next
 
     # ---- setup
 
     def init(self, message: dict[str, Any]) -> dict[str, Any]:
         self.namespaced = bool(message["namespaced"])
         self.scratch = list(message["scratch"])
+        self.measured = list(message.get("measured", []))
+        for root in self.scratch:
+            try:
+                self.scratch_modes[root] = os.stat(root).st_mode & 0o7777
+            except OSError:
+                continue
         if self.namespaced:
             if os.getpid() != 1:
                 raise RuntimeError("expected to be pid 1 of the sandbox's pid namespace")
@@ -765,9 +775,16 @@ class Worker:
         output = _Tail(_OUTPUT_TAIL)
         pidfd = _pidfd_open(pid)
 
+        exceeded: list[str] = []
+        self.scratch_due = 0.0
+
         def report_cpu() -> None:
             cpu = self.cpu_seconds(pid)
             send_frame(self.msg_fd, {"type": "cpu", "key": job["key"], "cpu_s": cpu})
+            why = "" if exceeded else self.scratch_over(pid, job)
+            if why:
+                exceeded.append(why)
+                self.signal_all(pid)
 
         feeder = _io.Feeder(
             job,
@@ -783,6 +800,8 @@ class Worker:
             pidfd,
         )
         io_report = feeder.run()
+        if not exceeded:
+            exceeded.append(self.scratch_over(pid, job, final=True))
         shared.close()
         status, rusage = feeder.status, feeder.rusage
         for fd in (out_r, in_w, output_r) + ((pidfd,) if pidfd is not None else ()):
@@ -798,6 +817,7 @@ class Worker:
             "output_tail": output.text(),
             "output_bytes": output.total,
             "io": io_report,
+            "scratch_exceeded": exceeded[0],
         }
 
     def _enter_child(
@@ -817,6 +837,10 @@ class Worker:
         _close(null)
         _close(output_w)
         os.setsid()
+        # when the worker's cgroup runs out of memory, the kernel kills a sample's process
+        # first, not the worker (raising one's own score needs no privilege)
+        with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as score:
+            score.write("1000")
         signal.signal(signal.SIGINT, signal.default_int_handler)
         _prctl(_PR_SET_DUMPABLE, 1)  # an ordinary process (psutil on itself works), unlike pid 1
         limits = dict(job["limits"])
@@ -841,6 +865,8 @@ class Worker:
         status: int | None = None
         rusage: Any = None
         timed_out = False
+        exceeded = ""  # why the sample was stopped for storing too much, if it was
+        self.scratch_due = 0.0
         open_fds = {result_r, output_r}
         pidfd = _pidfd_open(pid)
         next_cpu = started + _CPU_REPORT_S
@@ -874,6 +900,10 @@ class Worker:
                 next_cpu = _perf() + _CPU_REPORT_S
                 cpu = self.cpu_seconds(pid)
                 send_frame(self.msg_fd, {"type": "cpu", "key": job["key"], "cpu_s": cpu})
+                if not exceeded:
+                    exceeded = self.scratch_over(pid, job)
+                    if exceeded:
+                        self.signal_all(pid)
         if pidfd is not None:
             _close(pidfd)
         # whatever the child managed to write before it ended (descendants may still hold the
@@ -898,6 +928,8 @@ class Worker:
             "max_rss_mb": (rusage.ru_maxrss // 1024) if rusage is not None else None,
             "output_tail": output.text(),
             "output_bytes": output.total,
+            # what it stored in its last moments counts too (measured before the cleanup)
+            "scratch_exceeded": exceeded or self.scratch_over(pid, job, final=True),
         }
         report.update(_parse_verdict(bytes(verdict), nonce))
         return report
@@ -955,33 +987,39 @@ class Worker:
             if not self.namespaced:
                 time.sleep(0.001)
 
+    def scratch_over(self, pid: int, job: dict[str, Any], final: bool = False) -> str:
+        """Why the sample must stop ("" if it need not): what it stored in its disk-backed
+        scratch folders, deleted files it holds open included, is over `tmp_mb`.
+
+        Measured at most every quarter second, and less often when measuring is slow (at most
+        about 5% of a core goes to it); `final` measures now, after the sample ended."""
+        now = _perf()
+        if not self.measured or (now < self.scratch_due and not final):
+            return ""
+        limit = int(job["limits"]["tmp_mb"]) * 1024 * 1024
+        pids = [] if final else self.sample_pids(pid)
+        used = _scratch.usage(self.measured, pids, stop_at=limit)
+        self.scratch_due = _perf() + max(_CPU_REPORT_S, 20 * (_perf() - now))
+        if used <= limit:
+            return ""
+        return (
+            f"stored more than its {limit // 2**20} MiB of files in {self.measured[0]} "
+            "(the tmp_mb limit); killed with every process it started"
+        )
+
+    def sample_pids(self, pid: int) -> list[int]:
+        """The processes the sample is made of now."""
+        if self.namespaced:  # everything in the namespace but the worker (pid 1)
+            return [int(p) for p in os.listdir("/proc") if p.isdigit() and p != "1"]
+        me = os.getpid()
+        stats = {p: (ppid, 0) for p, ppid in _parents().items()}
+        return _descendants(me, stats, me)
+
     def cleanup_scratch(self) -> None:
-        """Empty the sample-writable directories so no sample sees another's files."""
-        for root in self.scratch:
-            try:
-                entries = list(os.scandir(root))
-            except OSError:
-                continue
-            for entry in entries:
-                _remove(entry.path)
-
-
-def _remove(path: str) -> None:
-    def fix(function: Callable[..., Any], target: str, exc_info: Any) -> None:
-        # a sample may have made its files unwritable; the owner can always chmod them back
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            os.chmod(target, stat.S_IRWXU)
-            function(target)
-
-    try:
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, stat.S_IRWXU)
-            shutil.rmtree(path, onerror=fix)
-        else:
-            os.unlink(path)
-    except OSError:
-        pass
+        """Empty the sample-writable directories so no sample sees another's files (and put
+        back their permissions, which a sample may have changed)."""
+        for root, mode in self.scratch_modes.items():
+            _scratch.empty(root, mode)
 
 
 def _parents() -> dict[int, int]:

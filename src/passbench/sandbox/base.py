@@ -28,7 +28,7 @@ class Limits:
     cpu_s: float | None = (
         None  # RLIMIT_CPU; None = 2 x timeout + 10 s (a backstop to the wall limit)
     )
-    tmp_mb: int = 512  # size cap of the sample's private /tmp
+    tmp_mb: int = 512  # what a sample may store in its /tmp (on disk: measured, then killed)
     allow_network: bool = False
 
 
@@ -42,7 +42,12 @@ class SandboxConfig:
     env: tuple[tuple[str, str], ...] = ()  # extra environment for samples (NLTK_DATA, ...)
     read_only_paths: tuple[Path, ...] = ()  # host paths made visible read-only (data dirs)
     recycle_after: int = 200  # samples a warm worker serves before it is replaced
-    require_isolation: bool = False  # refuse to run without bubblewrap instead of falling back
+    # where each worker's disk-backed /tmp is made (None: the user cache folder's
+    # passbench/scratch); only those per-worker folders are ever visible to samples
+    scratch_dir: Path | None = None
+    # Where bubblewrap cannot isolate, run samples with resource limits only instead of
+    # refusing (SandboxError). They can then read and write whatever this user can.
+    allow_unsandboxed: bool = False
 
 
 ResultCallback = Callable[[ExecResult], None]
@@ -53,6 +58,11 @@ class Sandbox(Protocol):
 
     @property
     def isolation(self) -> Isolation: ...
+
+    @property
+    def cgroup(self) -> str:
+        """How each worker is capped as a whole: "v2", "v1" (cgroups) or "none" (rlimits)."""
+        ...
 
     def run(
         self, programs: Iterable[Program], on_result: ResultCallback | None = None

@@ -20,12 +20,15 @@ from typing import Protocol
 from passbench.errors import SandboxError
 from passbench.records import Isolation
 from passbench.sandbox.base import SandboxConfig
+from passbench.sandbox.workdirs import ScratchFolders
 
 RUNNER = Path(__file__).with_name("_runner.py")
 _INSIDE = "/run/passbench"
 _RUNNER_INSIDE = f"{_INSIDE}/_runner.py"
 #: The modules the runner imports, shipped beside it (standard library only, like the runner).
-RUNNER_MODULES = tuple(RUNNER.with_name(name) for name in ("_io_style.py", "_values.py"))
+RUNNER_MODULES = tuple(
+    RUNNER.with_name(name) for name in ("_io_style.py", "_values.py", "_scratch.py")
+)
 SANDBOX_UID = 1000  # the unprivileged user samples run as inside the namespace
 SANDBOX_HOST_UID = 65534  # who that user is on the host when passbench runs as root
 SHM_MB = 64  # size of the sample-writable /dev/shm
@@ -51,6 +54,8 @@ class Launch:
     pass_fds: tuple[int, ...] = ()
     cwd: str | None = None
     scratch: tuple[str, ...] = ()  # directories the worker empties after every sample
+    # the disk-backed ones among them, held to Limits.tmp_mb by the worker's measurements
+    measured: tuple[str, ...] = ()
     namespaced: bool = False  # the worker is pid 1 of its own pid namespace
     _close_after_start: list[int] = field(default_factory=list)
 
@@ -160,13 +165,21 @@ def _ro_bind(path: str) -> list[str]:
 
 class BubblewrapLauncher:
     """Workers inside bubblewrap: own user, pid, ipc, uts (and network) namespaces, a read-only
-    view of the system and the interpreter only, a private size-capped /tmp, no host secrets."""
+    view of the system and the interpreter only, the worker's own disk-backed scratch folder as
+    /tmp, no host secrets."""
 
     isolation = Isolation.BUBBLEWRAP
 
-    def __init__(self, config: SandboxConfig, private_dir: Path, bwrap: str = "bwrap") -> None:
+    def __init__(
+        self,
+        config: SandboxConfig,
+        private_dir: Path,
+        scratch: ScratchFolders,
+        bwrap: str = "bwrap",
+    ) -> None:
         self.config = config
         self.private_dir = private_dir
+        self.scratch = scratch
         self.bwrap = shutil.which(bwrap) or bwrap
         self.as_root = os.geteuid() == 0
         interpreter = inspect_interpreter(Path(os.path.abspath(config.python)))
@@ -210,17 +223,33 @@ class BubblewrapLauncher:
             if os.path.isfile(f"/etc/{name}") and not os.path.islink(f"/etc/{name}"):
                 args += ["--ro-bind", str(self.private_dir / name), f"/etc/{name}"]
         args += ["--proc", "/proc", "--dev", "/dev"]
-        args += ["--perms", "1777", "--size", str(limits.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
         args += ["--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm"]
-        args += ["--dir", "/var", "--symlink", "/tmp", "/var/tmp"]
         args += ["--tmpfs", "/run", "--ro-bind", str(RUNNER), _RUNNER_INSIDE]
         for module in RUNNER_MODULES:
             args += ["--ro-bind", str(module), f"{_INSIDE}/{module.name}"]
         extra = [str(Path(p).resolve()) for p in self.config.read_only_paths]
         for path in _outermost(p for p in [*self.paths, *extra] if not _under_any(p, _SYSTEM_DIRS)):
             args += _ro_bind(path)
-        args += ["--chdir", "/tmp"]
         return args
+
+    def _tmp(self, slot: int) -> list[str]:
+        """The worker's scratch folder on disk as /tmp (and /var/tmp), read-write; its size is
+        held to Limits.tmp_mb by the worker, which measures it (a bind mount has no size)."""
+        folder = self.scratch.for_worker(
+            slot, mode=0o1777, owner=SANDBOX_HOST_UID if self.as_root else None
+        )
+        return [
+            "--bind",
+            str(folder),
+            "/tmp",
+            "--dir",
+            "/var",
+            "--symlink",
+            "/tmp",
+            "/var/tmp",
+            "--chdir",
+            "/tmp",
+        ]
 
     def _user_namespace(self) -> int:
         """A user namespace in which the sandbox user is `nobody` on the host.
@@ -255,12 +284,21 @@ class BubblewrapLauncher:
         env = sample_environment(self.config, "/tmp", self.python)
         if self.as_root:
             userns = self._user_namespace()
-            argv = [self.bwrap, "--userns", str(userns), *self.arguments(), "--", *command]
+            argv = [
+                self.bwrap,
+                "--userns",
+                str(userns),
+                *self.arguments(),
+                *self._tmp(slot),
+                "--",
+                *command,
+            ]
             return Launch(
                 argv=argv,
                 env=env,
                 pass_fds=(cmd_fd, msg_fd, userns),
                 scratch=("/tmp", "/dev/shm"),
+                measured=("/tmp",),
                 namespaced=True,
                 _close_after_start=[userns],
             )
@@ -274,6 +312,7 @@ class BubblewrapLauncher:
             "--cap-drop",
             "ALL",
             *self.arguments(),
+            *self._tmp(slot),
             "--",
             *command,
         ]
@@ -282,6 +321,7 @@ class BubblewrapLauncher:
             env=env,
             pass_fds=(cmd_fd, msg_fd),
             scratch=("/tmp", "/dev/shm"),
+            measured=("/tmp",),
             namespaced=True,
         )
 
@@ -319,23 +359,25 @@ class BubblewrapLauncher:
 
 class RlimitLauncher:
     """Fallback: the worker is a plain process with resource limits, its own session and a
-    private temporary folder. The sample can read whatever the host user can read."""
+    private disk-backed scratch folder as HOME, TMPDIR and working directory. The sample can
+    read and change whatever the host user can (the cache, journals, results included)."""
 
     isolation = Isolation.RLIMIT
 
-    def __init__(self, config: SandboxConfig, private_dir: Path) -> None:
+    def __init__(self, config: SandboxConfig, private_dir: Path, scratch: ScratchFolders) -> None:
         self.config = config
         self.private_dir = private_dir
+        self.scratch = scratch
         self.python = inspect_interpreter(Path(os.path.abspath(config.python))).executable
 
     def launch(self, cmd_fd: int, msg_fd: int, slot: int) -> Launch:
-        home = self.private_dir / f"worker-{slot}"
-        home.mkdir(mode=0o700, exist_ok=True)
+        home = self.scratch.for_worker(slot, mode=0o700)
         return Launch(
             argv=[str(self.python), "-s", str(RUNNER), str(cmd_fd), str(msg_fd)],
             env=sample_environment(self.config, str(home), self.python),
             pass_fds=(cmd_fd, msg_fd),
             cwd=str(home),
             scratch=(str(home),),
+            measured=(str(home),),
             namespaced=False,
         )

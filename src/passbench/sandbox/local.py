@@ -9,6 +9,7 @@ samples derived from the cores and the memory limits.
 from __future__ import annotations
 
 import os
+import secrets
 import select
 import shutil
 import tempfile
@@ -17,15 +18,17 @@ import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from passbench.errors import SandboxError
 from passbench.records import ErrorCategory, ExecResult, Isolation, Program
-from passbench.sandbox import verdict
+from passbench.sandbox import cgroups, verdict
 from passbench.sandbox.base import Limits, ResultCallback, SandboxConfig
-from passbench.sandbox.launch import SHM_MB, BubblewrapLauncher, Launcher, RlimitLauncher
+from passbench.sandbox.isolation import choose_launcher
+from passbench.sandbox.launch import SHM_MB
+from passbench.sandbox.workdirs import ScratchFolders
 from passbench.sandbox.worker import WorkerHandle
 
 WarnCallback = Callable[[str], None]
@@ -93,11 +96,18 @@ class LocalSandbox:
         self._private = Path(tempfile.mkdtemp(prefix="passbench-sandbox-"))
         # removed by close(); also when the sandbox is garbage-collected or Python exits unclosed
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._private, ignore_errors=True)
+        self._scratch = ScratchFolders(config.scratch_dir)
         try:
-            self._launcher = _choose_launcher(config, self._private, force_fallback, self._warn)
+            self._launcher = choose_launcher(
+                config, self._private, self._scratch, force_fallback, self._warn
+            )
         except BaseException:
+            self._scratch.close()
             shutil.rmtree(self._private, ignore_errors=True)
             raise
+        # one cgroup per worker where the host allows it (cgroups.py); "none" otherwise
+        self._cgroups = cgroups.detect()
+        cgroups.sweep(self._cgroups)
         self.cores = usable_cores()
         self.concurrency = config.workers or auto_concurrency(
             config.limits, self.cores, host_memory_mb()
@@ -115,6 +125,24 @@ class LocalSandbox:
     def isolation(self) -> Isolation:
         return self._launcher.isolation
 
+    @property
+    def cgroup(self) -> str:
+        """How workers are capped as a whole: "v2", "v1" or "none" (rlimits only)."""
+        return self._cgroups.kind
+
+    def _cgroup_memory_mb(self) -> int:
+        """memory.max of a worker: the sample's own limit, the worker's libraries, /dev/shm."""
+        return self.config.limits.memory_mb + cgroups.WORKER_MEMORY_MB + SHM_MB
+
+    def _make_cgroup(self, slot: int) -> cgroups.WorkerCgroup:
+        return cgroups.WorkerCgroup(
+            self._cgroups,
+            # unique across this process's sandboxes; the pid lets `sweep` find leftovers
+            f"passbench-{os.getpid()}-{secrets.token_hex(6)}-w{slot}",
+            memory_mb=self._cgroup_memory_mb(),
+            pids=self.config.limits.processes + cgroups.WORKER_PIDS,
+        )
+
     def __enter__(self) -> LocalSandbox:
         return self
 
@@ -125,6 +153,7 @@ class LocalSandbox:
         for slot in self._slots:
             slot.stop()
         self._slots.clear()
+        self._scratch.close()
         self._cleanup()
 
     # ---- workers
@@ -145,7 +174,13 @@ class LocalSandbox:
             self._preload = preload
         while len(self._slots) < count:
             self._slots.append(
-                WorkerHandle(self._launcher, len(self._slots), self._preload, self._private)
+                WorkerHandle(
+                    self._launcher,
+                    len(self._slots),
+                    self._preload,
+                    self._private,
+                    self._make_cgroup if self._cgroups.kind != "none" else None,
+                )
             )
         for slot in self._slots:
             if slot.state == "dead":
@@ -240,11 +275,26 @@ class LocalSandbox:
         result = verdict.exec_result(
             job.program, message, self.isolation, now - job.dispatched, self._network
         )
+        result = self._out_of_memory(slot, result)
         slot.served += 1
         slot.state = "idle"
         if slot.served >= self.config.recycle_after:
             self._restart(slot)
         return result
+
+    def _out_of_memory(
+        self, slot: WorkerHandle, result: ExecResult, ooms: int | None = None
+    ) -> ExecResult:
+        """A sample killed by the kernel because its worker's cgroup ran out of memory says
+        so (a bare SIGKILL would read as "killed")."""
+        new = slot.new_oom_kills() if ooms is None else ooms
+        if not new or result.category is not ErrorCategory.KILLED:
+            return result
+        reason = (
+            f"killed by the kernel: its processes together used up the worker's memory "
+            f"(cgroup limit {self._cgroup_memory_mb()} MiB)"
+        )
+        return replace(result, category=ErrorCategory.OUT_OF_MEMORY, reason=reason)
 
     def _warn_failed_preloads(self, failed: dict[str, str]) -> None:
         """Say once which requested modules the evaluation environment cannot import: every
@@ -257,6 +307,7 @@ class LocalSandbox:
     def _worker_lost(self, slot: WorkerHandle, jobs: dict[int, _Job]) -> list[ExecResult]:
         state = slot.state
         log = slot.log_tail()
+        ooms = slot.new_oom_kills()  # before its cgroup goes with it
         slot.kill()
         if state == "starting":
             raise SandboxError(
@@ -266,16 +317,15 @@ class LocalSandbox:
         job = jobs.pop(slot.slot, None)
         if job is not None:
             wall = time.monotonic() - job.dispatched
-            results.append(
-                verdict.lost(
-                    job.program,
-                    self.isolation,
-                    wall,
-                    "the sandbox worker died while running this sample",
-                    ErrorCategory.KILLED,
-                    self._network,
-                )
+            lost = verdict.lost(
+                job.program,
+                self.isolation,
+                wall,
+                "the sandbox worker died while running this sample",
+                ErrorCategory.KILLED,
+                self._network,
             )
+            results.append(self._out_of_memory(slot, lost, ooms))
         slot.start()
         return results
 
@@ -334,27 +384,3 @@ def _run_message(program: Program, limits: Limits) -> dict[str, Any]:
 
 def _warn_default(message: str) -> None:
     warnings.warn(message, RuntimeWarning, stacklevel=3)
-
-
-def _choose_launcher(
-    config: SandboxConfig, private: Path, force_fallback: bool, warn: WarnCallback
-) -> Launcher:
-    if force_fallback:
-        problem = "the rlimit-only fallback was requested"
-    elif shutil.which("bwrap") is None:
-        problem = "bubblewrap is not installed (Debian/Ubuntu package 'bubblewrap')"
-    else:
-        launcher = BubblewrapLauncher(config, private)
-        found = launcher.probe()
-        if found is None:
-            return launcher
-        problem = f"bubblewrap cannot run here: {found}"
-    if config.require_isolation:
-        raise SandboxError(f"sandbox isolation is required but unavailable: {problem}")
-    launcher_fallback = RlimitLauncher(config, private)
-    warn(
-        "samples will run WITHOUT namespace isolation (resource limits only): they can read "
-        f"and write whatever this user can. Reason: {problem}. Every result records "
-        "isolation='rlimit'."
-    )
-    return launcher_fallback

@@ -65,6 +65,9 @@ def classify(
             ErrorCategory.TIMEOUT,
             (f"timed out after {timeout_s:g}s; killed with every process it started"),
         )
+    if report.get("scratch_exceeded"):
+        # its disk-backed /tmp has no size cap of its own: the worker measures and kills
+        return "fail", ErrorCategory.KILLED, str(report["scratch_exceeded"])
     if verdict is None:
         if report.get("channel_tampered"):
             return "fail", ErrorCategory.TAMPERED, str(report["channel_tampered"])
@@ -169,6 +172,8 @@ def exec_result(
     status, category, reason = classify(report, program.timeout_s)
     verdict = report.get("verdict") or {}
     details = dict(verdict.get("details") or {}) if status != "timeout" else {}
+    if report.get("scratch_exceeded"):
+        details = {"ALL": reason}
     tail = str(verdict.get("swallowed", "")) + str(report.get("output_tail", ""))
     return ExecResult(
         key=program.key,
@@ -195,6 +200,22 @@ def _io_result(
 ) -> ExecResult:
     """An io program's report, undecided: the judge compares its outputs with the expected
     ones (passbench.differential). Only how the process ended is read here."""
+    if report.get("scratch_exceeded"):
+        # decided here, as a failure: the judge passes a result without outputs through
+        reason = str(report["scratch_exceeded"])
+        return ExecResult(
+            key=program.key,
+            task_id=program.task_id,
+            status="fail",
+            category=ErrorCategory.KILLED,
+            details={"ALL": reason},
+            duration_s=float(report.get("wall_s", 0.0)),
+            wall_s=wall_s,
+            isolation=isolation,
+            reason=reason,
+            stdout_tail=str(report.get("output_tail", ""))[-_STDOUT_TAIL:],
+            network=network,
+        )
     io = dict(report.get("io") or {})
     io["exit_code"] = report.get("exit_code")
     io["signal"] = report.get("signal")

@@ -12,10 +12,12 @@ import os
 import struct
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from passbench.errors import SandboxError
+from passbench.sandbox.cgroups import WorkerCgroup
 from passbench.sandbox.launch import Launcher
 
 _FRAME = struct.Struct(">I")
@@ -25,8 +27,18 @@ _MAX_FRAME = 64 * 1024 * 1024
 class WorkerHandle:
     """One worker process. States: starting -> idle <-> busy -> dead."""
 
-    def __init__(self, launcher: Launcher, slot: int, preload: tuple[str, ...], log_dir: Path):
+    def __init__(
+        self,
+        launcher: Launcher,
+        slot: int,
+        preload: tuple[str, ...],
+        log_dir: Path,
+        make_cgroup: Callable[[int], WorkerCgroup] | None = None,
+    ):
         self.launcher = launcher
+        self.make_cgroup = make_cgroup  # each start gets a fresh cgroup, when there are any
+        self.cgroup: WorkerCgroup | None = None
+        self.oom_seen = 0  # the cgroup's OOM kills already accounted for
         self.slot = slot
         self.preload = preload
         self.log_path = log_dir / f"worker-{slot}.log"
@@ -43,10 +55,21 @@ class WorkerHandle:
         cmd_r, cmd_w = os.pipe()
         msg_r, msg_w = os.pipe()
         launch = self.launcher.launch(cmd_r, msg_w, self.slot)
+        argv = launch.argv
+        self.oom_seen = 0
+        if self.make_cgroup is not None:
+            try:
+                self.cgroup = self.make_cgroup(self.slot)
+            except OSError as error:
+                for fd in (cmd_r, cmd_w, msg_r, msg_w):
+                    os.close(fd)
+                launch.started()
+                raise SandboxError(f"cannot create a worker's cgroup: {error}") from error
+            argv = self.cgroup.wrap(argv)
         with open(self.log_path, "ab") as log:
             try:
                 self.process = subprocess.Popen(
-                    launch.argv,
+                    argv,
                     env=launch.env,
                     cwd=launch.cwd,
                     pass_fds=launch.pass_fds,
@@ -74,6 +97,7 @@ class WorkerHandle:
                 "type": "init",
                 "namespaced": launch.namespaced,
                 "scratch": list(launch.scratch),
+                "measured": list(launch.measured),
                 "preload": list(self.preload),
             }
         )
@@ -158,6 +182,17 @@ class WorkerHandle:
         self.cmd_w = self.msg_r = -1
         self.process = None
         self.state = "dead"
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+
+    def new_oom_kills(self) -> int:
+        """OOM kills in this worker's cgroup since the last call (0 without a cgroup)."""
+        if self.cgroup is None:
+            return 0
+        count = self.cgroup.oom_kills()
+        new, self.oom_seen = count - self.oom_seen, count
+        return new
 
 
 def _descendants(root: int) -> list[int]:

@@ -140,12 +140,20 @@ _EVALUATE: tuple[Setting, ...] = (
         minimum=0,
     ),
     _setting("memory_mb", "integer", 4096, "Address-space limit per sample, MiB.", minimum=1),
-    _setting("tmp_mb", "integer", 512, "Size of each sample's private /tmp, MiB.", minimum=1),
+    _setting(
+        "tmp_mb", "integer", 512, "What a sample may store in its /tmp (on disk), MiB.", minimum=1
+    ),
     _ENV_DIR,
     _setting("nltk_data", "path", None, "NLTK data folder samples see (NLTK_DATA)."),
     _setting("calibrated", "boolean", True, "Prefix solutions with the task's code prompt."),
     _setting("allow_network", "boolean", False, "Let samples reach the network."),
-    _setting("require_isolation", "boolean", False, "Fail instead of falling back to rlimit-only."),
+    _setting(
+        "allow_unsandboxed",
+        "boolean",
+        False,
+        "Where bubblewrap cannot isolate samples, run them with resource limits only instead "
+        "of refusing (every result file then says unsandboxed).",
+    ),
 )
 
 _GENERATE: tuple[Setting, ...] = (
