@@ -101,8 +101,12 @@ def test_run_on_all_of_humaneval_scores_the_ground_truth_pass_rate(
     scores = json.loads((out / f"{stem_sanitized}_pass_at_k.json").read_text())
     verdicts = json.loads((out / f"{stem_sanitized}_eval_results.json").read_text())["eval"]
     assert len(verdicts) == 164
-    assert scores["gt_pass_rate"] is not None
-    assert scores["pass@1"] == pytest.approx(scores["gt_pass_rate"])
+    assert scores["gt_pass_rate"] == 1.0
+    # every canonical answer passes but HumanEval/32's, which EvalPlus 0.3.1 fails whatever
+    # the root (docs/benchmarks.md), so passbench does too
+    failed = [task for task, entries in verdicts.items() if entries[0]["status"] != "pass"]
+    assert failed == ["HumanEval/32"]
+    assert scores["pass@1"] == pytest.approx(163 / 164)
     assert "extraction failures 0" in " ".join(text.split())
 
     requests = len(humaneval_server.requests)
