@@ -17,13 +17,13 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 from _common import REPO_ROOT, RESULTS_DIR, data_dir
+from _passbench import default_command
 
 DEFAULT_CHECKSET = Path("/work/baseline/evalplus-checkset")
 
@@ -61,7 +61,7 @@ def run_evalplus(venv: Path, samples: Path, workdir: Path, parallel: int | None)
 
 def run_passbench(samples: Path, workdir: Path, workers: int | None) -> Path:
     workdir.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "passbench", "evaluate", "--benchmark", "humanevalplus"]
+    argv = [*default_command(), "evaluate", "--benchmark", "humanevalplus"]
     argv += ["--samples", str(samples), "--output-dir", str(workdir), "--no-resume"]
     if workers:
         argv += ["--workers", str(workers)]

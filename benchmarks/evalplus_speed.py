@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import shutil
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from _common import (
     write_jsonl,
     write_result,
 )
+from _passbench import default_command
 from evalplus_agreement import DEFAULT_CHECKSET, uncompressed_humanevalplus
 
 #: The model-like file: of every ten tasks, this many get a sample of each kind.
@@ -81,9 +81,7 @@ def evalplus_argv(venv: Path, samples: Path) -> list[str]:
 
 def passbench_argv(samples: Path, output: Path) -> list[str]:
     return [
-        sys.executable,
-        "-m",
-        "passbench",
+        *default_command(),
         "evaluate",
         "--benchmark",
         "humanevalplus",
