@@ -109,6 +109,7 @@ def test_samples_give_official_result_files(paths: Paths, tmp_path: Path) -> Non
     pass_file = json.loads(outcome.pass_at_k_path.read_text())
     assert pass_file["pass@1"] == 0.5 and pass_file["gt_pass_rate"] == 1.0
     assert pass_file["failed_tasks"] == [] and pass_file["model"] == "model--humaneval"
+    assert pass_file["gt_failures"] == {}  # why each failing canonical solution failed
     assert outcome.pass_at_k_path.name == "model--humaneval_pass_at_k.json"
 
 

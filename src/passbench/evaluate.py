@@ -556,6 +556,7 @@ class Evaluator:
             failed_tasks=truth.failed_tasks if truth else [],
             n_tasks=len(counts),
             n_samples=len(samples),
+            extra={"gt_failures": _gt_failures(truth)} if truth else None,
         )
         return EvaluationOutcome(
             eval_results_path=eval_path,
@@ -724,6 +725,17 @@ def _ground_truth_from(
     return GroundTruth(
         {program.task_id: ground_truth_entry(results[program.key]) for program in programs}
     )
+
+
+def _gt_failures(truth: GroundTruth) -> dict[str, dict[str, Any]]:
+    """Why each failing canonical solution failed (inspect names environment gaps from it)."""
+    return {
+        task: {
+            "category": truth.tasks[task].get("category"),
+            "reason": str(truth.tasks[task].get("reason", ""))[:500],
+        }
+        for task in truth.failed_tasks
+    }
 
 
 def _nltk_listing(folder: str | None) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from passbench import scoring
 from passbench.records import ErrorCategory
+from passbench.report import envgaps
 from passbench.report.categories import Failure, failure_label, failure_of
 from passbench.report.domains import task_domains
 from passbench.report.taskinfo import TaskCatalog
@@ -64,6 +65,8 @@ class Summary:
     categories_from: str  # "recorded", "tracebacks" or "recorded and tracebacks"
     notes: tuple[str, ...] = ()
     unsandboxed: bool = False  # some verdicts ran without sandbox isolation (rlimits only)
+    # task id -> what its ground truth lacked in this environment (NLTK data, the network)
+    environment_gaps: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def unsandboxed_warning(self) -> str:
@@ -244,6 +247,9 @@ def _summary(
             notes.append("subset taken as hard: every task id is a BigCodeBench-Hard task")
     missing = set(run.recorded_missing_tasks) | (expected - set(run.tasks) if expected else set())
     unknown = set(run.tasks) - set(catalog.tasks) if catalog.tasks else set()
+    gaps = envgaps.environment_gaps(run.gt_failures)
+    if gaps:
+        notes.append(envgaps.describe(gaps, _ordered(gaps)))
     if catalog.note:
         notes.append(f"no library/domain breakdown: {catalog.note}")
     if unknown:
@@ -310,6 +316,7 @@ def _summary(
         categories_from=categories_from,
         notes=tuple(notes),
         unsandboxed=run.unsandboxed,
+        environment_gaps=gaps,
     )
 
 

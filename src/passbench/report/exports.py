@@ -65,6 +65,7 @@ def summary_dict(summary: Summary) -> dict[str, Any]:
         "stored_pass_at_k": dict(summary.stored_pass_at_k),
         "categories_from": summary.categories_from,
         "notes": list(summary.notes),
+        "environment_gaps": dict(summary.environment_gaps),
     }
 
 

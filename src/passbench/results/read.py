@@ -140,6 +140,14 @@ class RunResults:
         return ()
 
     @property
+    def gt_failures(self) -> dict[str, dict[str, Any]]:
+        """Why each failing canonical solution failed (passbench pass@k files), by task."""
+        value = (self.pass_at_k_file or {}).get("gt_failures")
+        if not isinstance(value, dict):
+            return {}
+        return {str(k): v for k, v in value.items() if isinstance(v, dict)}
+
+    @property
     def recorded_missing_tasks(self) -> tuple[str, ...]:
         """Tasks the run itself says it did not evaluate (passbench files only)."""
         value = self.meta.get("missing_tasks")
@@ -243,6 +251,11 @@ def _read_ground_truth(document: dict[str, Any], path: Path) -> RunResults:
         "model": "ground truth",
         "gt_pass_rate": document.get("gt_pass_rate"),
         "failed_tasks": document.get("failed_tasks", []),
+        "gt_failures": {
+            task_id: {"category": entry.get("category"), "reason": entry.get("reason", "")}
+            for task_id, entry in document["tasks"].items()
+            if entry.get("status") != "pass"
+        },
     }
     date = document.get("date")
     return RunResults(
