@@ -25,7 +25,7 @@ from typing import Any
 from _common import REPO_ROOT, RESULTS_DIR, data_dir
 from _passbench import default_command
 
-DEFAULT_CHECKSET = Path("/work/baseline/evalplus-checkset")
+DEFAULT_CHECKSET = REPO_ROOT.parent / "baseline" / "evalplus-checkset"
 
 
 def uncompressed_humanevalplus() -> Path:

@@ -32,10 +32,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from _common import data_dir
+from _common import REPO_ROOT, data_dir
 
 MUTANTS_PER_TASK = 4
-DEFAULT_OUTPUT = Path("/work/baseline/evalplus-checkset")
+DEFAULT_OUTPUT = REPO_ROOT.parent / "baseline" / "evalplus-checkset"
 
 
 def load_tasks() -> list[dict[str, Any]]:

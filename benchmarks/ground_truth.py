@@ -9,7 +9,7 @@ Reported: wall time of each and their ratio, each tool's verdict per task and wh
 disagree, and where the time goes: the tests' own time, its spread over the workers, and the
 longest tasks, which bound the total however fast the harness is.
 
-    .venv/bin/python benchmarks/ground_truth.py --baseline-venv /work/baseline/venv
+    .venv/bin/python benchmarks/ground_truth.py --baseline-venv ../baseline/venv
     .venv/bin/python benchmarks/ground_truth.py --baseline-venv ... --tasks 0-99
     .venv/bin/python benchmarks/ground_truth.py --reuse-official \
         benchmarks/results/bench_ground_truth.json   # official half from an earlier run

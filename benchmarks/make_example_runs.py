@@ -13,7 +13,7 @@ that the verdicts come from a real `passbench evaluate` run rather than hand-mad
     The selections do not overlap, so 37 + 8 + 8 + 2 = 55 tasks are broken.
 
 Usage (then evaluate and inspect as docs/inspect.md shows):
-  PASSBENCH_DATA_DIR=/work/shared/datasets python benchmarks/make_example_runs.py OUTDIR
+  PASSBENCH_DATA_DIR=../shared/datasets python benchmarks/make_example_runs.py OUTDIR
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ and reports samples/s and overhead per sample = (wall x workers - sum of tests' 
 samples, plus the CPU-time equivalent and the cost of each extra sample (2 minus 3). See
 docs/performance.md.
 
-    .venv/bin/python benchmarks/overhead.py --baseline-venv /work/baseline/venv
+    .venv/bin/python benchmarks/overhead.py --baseline-venv ../baseline/venv
     .venv/bin/python benchmarks/overhead.py --baseline-venv ... --only official --limit 40
     .venv/bin/python benchmarks/overhead.py --baseline-venv ... --derive-task-set
 """

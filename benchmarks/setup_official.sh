@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Install the official BigCodeBench evaluator (bigcodebench 0.2.5) into its own venv, outside
 # passbench, for the speed comparisons in this folder. Usage:
-#   bash benchmarks/setup_official.sh [VENV_DIR]        (default /work/baseline/venv)
+#   bash benchmarks/setup_official.sh [VENV_DIR]        (default ../baseline/venv)
 # Needs python3.11 on PATH; ~3.5 GB and a few minutes. See docs/performance.md.
 set -euo pipefail
-venv="${1:-/work/baseline/venv}"
+venv="${1:-../baseline/venv}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 [ -x "$venv/bin/python" ] || python3.11 -m venv "$venv"
