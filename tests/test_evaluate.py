@@ -14,13 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from passbench.benchmarks.selection import select_tasks
 from passbench.errors import UnknownNameError
-from passbench.evaluate import (
-    EvaluateSettings,
-    Evaluator,
-    sample_time_limit,
-    select_tasks,
-)
+from passbench.evaluate import EvaluateSettings, Evaluator, sample_time_limit
 from passbench.sandbox.base import Limits
 from passbench.settings import Paths
 

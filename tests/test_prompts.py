@@ -239,7 +239,8 @@ json.dump(out, sys.stdout)
 
 def _official_python() -> Path | None:
     configured = os.environ.get("PASSBENCH_OFFICIAL_PYTHON")
-    path = Path(configured) if configured else Path(__file__).resolve().parents[2] / "baseline" / "venv" / "bin" / "python"
+    beside_the_repo = Path(__file__).resolve().parents[2] / "baseline" / "venv" / "bin" / "python"
+    path = Path(configured) if configured else beside_the_repo
     return path if path.is_file() else None
 
 

@@ -1,0 +1,135 @@
+"""Samples whose own tests decide in the sandbox: BigCodeBench's unittest classes, HumanEval's
+original `check()` (script programs).
+
+The ground truth is the canonical solutions run the same way; their verdicts and durations are
+cached per dataset and environment (the official time limits derive from the durations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from passbench.benchmarks import Benchmark
+from passbench.evaluate.execution import Execution, fingerprint, weakest
+from passbench.evaluate.outcomes import GroundTruth, SampleVerdicts
+from passbench.evaluate.settings import sample_time_limit
+from passbench.records import ExecResult, Isolation, Program, Sample, Task
+from passbench.store.journal import Journal, program_sha
+
+
+class TestedStyle:
+    """Programs that carry their tests; the sandbox's verdict is the verdict."""
+
+    def __init__(self, benchmark: Benchmark, tasks: Sequence[Task], execution: Execution) -> None:
+        self.benchmark = benchmark
+        self.tasks = tasks
+        self.execution = execution
+
+    def metadata(self) -> dict[str, Any]:
+        return {}
+
+    def eval_results_extra(self) -> dict[str, Any] | None:
+        return None
+
+    # -- ground truth ----------------------------------------------------------------------
+
+    def _cache(self) -> Journal:
+        return Journal(
+            self.execution.cache_folder / "timings.sqlite",
+            self.execution.verdict_fingerprint("ground-truth"),
+        )
+
+    def _programs(self, cache: Journal) -> list[Program]:
+        """Canonical programs, with the cached previous timings to start the slowest first."""
+        settings = self.execution.settings
+        limit = max(self.execution.timeout_per_task_s, settings.min_time_limit_s) + 1.0
+        drafts = [
+            self.benchmark.program(
+                task,
+                self.benchmark.canonical_code(task),
+                key=f"{task.task_id}#gt",
+                timeout_s=limit,
+                expected_duration_s=None,
+            )
+            for task in self.tasks
+        ]
+        previous = cache.done(program_sha(draft.source) for draft in drafts)
+        return [
+            replace(draft, expected_duration_s=_previous_duration(previous, draft))
+            for draft in drafts
+        ]
+
+    def ground_truth(self) -> tuple[GroundTruth, Isolation]:
+        """Ground-truth verdicts for the selected tasks, from the cache where it has them
+        (per dataset hash and environment), running only the canonical solutions it lacks."""
+        with self._cache() as cache:
+            programs = self._programs(cache)
+            results, isolation, _ = self.execution.run(programs, cache, "ground truth", reuse=True)
+        return GroundTruth.from_results(programs, results), isolation
+
+    def rerun_ground_truth(self, journal_path: Path) -> tuple[GroundTruth, Isolation]:
+        """Every canonical solution run again (never answered from the cache, which is
+        refreshed); an interrupted run resumes from the journal at `journal_path`."""
+        with self._cache() as cache:
+            programs = self._programs(cache)
+            run_fingerprint = cache.fingerprint + ":" + fingerprint([p.key for p in programs])
+            with Journal(journal_path, run_fingerprint) as journal:
+                results, isolation, _ = self.execution.run(
+                    programs, journal, "ground truth", reuse=self.execution.settings.resume
+                )
+            for program in programs:
+                cache.record(program_sha(program.source), results[program.key])
+        return GroundTruth.from_results(programs, results), isolation
+
+    # -- samples ---------------------------------------------------------------------------
+
+    def verdicts(
+        self,
+        samples: Sequence[Sample],
+        codes: Sequence[str],
+        tasks: Mapping[str, Task],
+        journal_path: Path,
+    ) -> SampleVerdicts:
+        """Each sample's program run with the official time limit (from its task's ground-truth
+        duration when the ground truth is checked)."""
+        execution = self.execution
+        settings = execution.settings
+        truth: GroundTruth | None = None
+        truth_isolation = Isolation.BUBBLEWRAP
+        if settings.check_ground_truth:
+            truth, truth_isolation = self.ground_truth()
+        programs: list[Program] = []
+        for sample, code in zip(samples, codes, strict=True):
+            task = tasks[sample.task_id]
+            gt_time = truth.expected_time(task.task_id) if truth else None
+            programs.append(
+                self.benchmark.program(
+                    task,
+                    code,
+                    key=f"{task.task_id}#{sample.sample_index}",
+                    timeout_s=sample_time_limit(settings, execution.default_timeout_s, gt_time),
+                    expected_duration_s=gt_time,
+                )
+            )
+        # without the ground truth, limits assume the official 20 s per task
+        run_fingerprint = execution.verdict_fingerprint(
+            "samples", ground_truth_times=settings.check_ground_truth
+        )
+        with Journal(journal_path, run_fingerprint) as journal:
+            results, isolation, reused = execution.run(
+                programs, journal, "evaluating", reuse=settings.resume
+            )
+        return SampleVerdicts(
+            verdicts=[(results[program.key], {}) for program in programs],
+            ground_truth=truth,
+            isolation=weakest(isolation, truth_isolation),
+            reused=reused,
+        )
+
+
+def _previous_duration(previous: Mapping[str, ExecResult], program: Program) -> float | None:
+    hit = previous.get(program_sha(program.source))
+    return hit.duration_s if hit is not None else None
