@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,16 @@ def data_dir() -> Path:
     if not (path / "bigcodebench" / "BigCodeBench-v0.1.4.jsonl.gz").is_file():
         pytest.fail(f"benchmark data not found in {path}; set PASSBENCH_DATA_DIR")
     return path.resolve()
+
+
+@pytest.fixture
+def visible_tmp_path() -> Iterator[Path]:
+    """A temporary folder the sandbox can show to samples: pytest's own live under /tmp,
+    which the sandbox replaces with the sample's scratch folder."""
+    parent = REPO / "build" / "test-folders"
+    parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=parent) as folder:
+        yield Path(folder)
 
 
 # ------------------------------------------------ a green run that tested no isolation is red

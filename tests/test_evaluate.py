@@ -334,13 +334,15 @@ def test_a_tiny_time_limit_does_not_leak_into_a_later_default_run(
     assert again.tasks["HumanEval/0"]["category"] == "timeout"
 
 
-def test_what_samples_see_is_part_of_the_journal_key(paths: Paths, tmp_path: Path) -> None:
+def test_what_samples_see_is_part_of_the_journal_key(
+    paths: Paths, tmp_path: Path, visible_tmp_path: Path
+) -> None:
     """NLTK data (folder and packages), time limits and network permission change verdicts:
     a change re-runs the samples instead of reusing journaled verdicts."""
     samples = write_samples(
         tmp_path / "s.jsonl", [{"task_id": "HumanEval/2", "solution": CORRECT_2}]
     )
-    nltk = tmp_path / "nltk_data"
+    nltk = visible_tmp_path / "nltk_data"
     (nltk / "corpora" / "stopwords").mkdir(parents=True)
     base = EvaluateSettings(
         benchmark="humaneval",
@@ -358,7 +360,7 @@ def test_what_samples_see_is_part_of_the_journal_key(paths: Paths, tmp_path: Pat
     (nltk / "corpora" / "punkt").mkdir()
     assert reused(base) == 0  # another package
     assert reused(base) == 1
-    assert reused(replace(base, nltk_data=tmp_path)) == 0  # another folder
+    assert reused(replace(base, nltk_data=visible_tmp_path)) == 0  # another folder
     assert reused(replace(base, min_time_limit_s=5.0)) == 0
     assert reused(replace(base, limits=Limits(allow_network=True))) == 0
     assert reused(base) == 1

@@ -12,7 +12,7 @@ from passbench.errors import SandboxError, UnknownNameError
 from passbench.records import Isolation
 from passbench.sandbox import BACKENDS, SandboxConfig, check_isolation, open_sandbox
 
-from .conftest import BWRAP
+from .conftest import BWRAP, needs_bwrap
 from .helpers import PYTHON, TEST_LIMITS, run_one, unittest_program
 
 
@@ -127,3 +127,18 @@ def test_isolation_check_passes_where_bubblewrap_works() -> None:
     if not BWRAP:
         pytest.skip("bubblewrap cannot run here")
     assert check_isolation(PYTHON) is None
+
+
+@needs_bwrap
+def test_folders_under_tmp_are_refused_not_silently_hidden(tmp_path: Path) -> None:
+    # the sandbox shows the sample's scratch folder as /tmp: a virtual environment or NLTK
+    # data under the host's /tmp would vanish (the interpreter "not found", data missing)
+    import venv
+
+    venv.create(tmp_path / "venv", symlinks=True)
+    with pytest.raises(SandboxError, match=r"interpreter's folder .*venv is under /tmp"):
+        open_sandbox(SandboxConfig(python=tmp_path / "venv" / "bin" / "python"))
+    data = tmp_path / "nltk_data"
+    data.mkdir()
+    with pytest.raises(SandboxError, match=r"read-only folder .*nltk_data is under /tmp"):
+        open_sandbox(SandboxConfig(python=PYTHON, read_only_paths=(data,)))

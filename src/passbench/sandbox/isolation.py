@@ -45,7 +45,7 @@ def bubblewrap_problem(
     found = launcher.probe()
     if found is None:
         return launcher, ""
-    return None, "bubblewrap cannot create its namespaces here: " + " ".join(found.split())
+    return None, "bubblewrap could not start a sandbox here: " + " ".join(found.split())
 
 
 def refusal(problem: str) -> str:

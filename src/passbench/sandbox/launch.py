@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -35,6 +36,9 @@ SHM_MB = 64  # size of the sample-writable /dev/shm
 
 # System directories every interpreter needs; visible read-only, everything else is not.
 _SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
+# Folders the sandbox replaces with its own (the sample's scratch folder, fresh /dev, /proc,
+# /run): a host folder below one of them cannot be shown to samples at its own path.
+_REPLACED_DIRS = ("/tmp", "/var/tmp", "/dev", "/proc", "/run")
 
 _USERNS_HELPER = (
     "import ctypes, os, sys\n"
@@ -150,6 +154,20 @@ def _outermost(paths: object) -> list[str]:
     return kept
 
 
+def _refuse_hidden(paths: Sequence[str], what: str) -> None:
+    """SandboxError when a folder samples need lies where the sandbox shows its own folder
+    instead: there it would silently vanish (an interpreter that cannot start, NLTK data
+    that is not found)."""
+    for path in paths:
+        for replaced in _REPLACED_DIRS:
+            if _under_any(path, [replaced]):
+                raise SandboxError(
+                    f"{what} {path} is under {replaced}, which the sandbox replaces with its "
+                    f"own, so samples could not see it; move it (or the virtual environment "
+                    f"or clone it belongs to) out of {replaced}"
+                )
+
+
 def _ro_bind(path: str) -> list[str]:
     """Arguments that show host `path` read-only at the same place.
 
@@ -185,6 +203,10 @@ class BubblewrapLauncher:
         interpreter = inspect_interpreter(Path(os.path.abspath(config.python)))
         self.python = interpreter.executable
         self.paths = interpreter.paths
+        _refuse_hidden(interpreter.paths, "the evaluation interpreter's folder")
+        _refuse_hidden(
+            [str(Path(p).resolve()) for p in config.read_only_paths], "the read-only folder"
+        )
         self._write_identity_files()
 
     def _write_identity_files(self) -> None:
