@@ -60,10 +60,14 @@ def sample_rows(
     return rows
 
 
-def evaluate(env: Path, samples: Path, output: Path, subset: str) -> dict[str, list[Any]]:
+def evaluate(
+    env: Path, samples: Path, output: Path, subset: str, timeout: float | None
+) -> dict[str, list[Any]]:
     argv = [*default_command(), "evaluate", "--benchmark", "bigcodebench", "--subset", subset]
     argv += ["--samples", str(samples), "--output-dir", str(output), "--env-dir", str(env)]
     argv += ["--no-calibrated", "--no-resume"]
+    if timeout is not None:
+        argv += ["--timeout-per-task", str(timeout)]
     nltk = data_dir() / "nltk_data"
     if nltk.is_dir():
         argv += ["--nltk-data", str(nltk)]
@@ -84,6 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutants", type=int, default=2, help="mutants per task [2]")
     parser.add_argument("--seed", type=int, default=20261124)
     parser.add_argument("--tasks", help="only these task ids (comma-separated)")
+    parser.add_argument(
+        "--timeout-per-task",
+        type=float,
+        help="per-task limit, s (default: the official 240); each sample still gets its task's "
+        "ground-truth time + 1 s at least. Mutants that never end hold a worker this long, in "
+        "both environments alike.",
+    )
     args = parser.parse_args(argv)
 
     tasks = load_dataset()
@@ -100,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     write_jsonl(samples, [{"task_id": r["task_id"], "solution": r["solution"]} for r in rows])
     subset = "full" if args.tasks else args.subset
     verdicts = {
-        name: evaluate(env, samples, folder / name, subset)
+        name: evaluate(env, samples, folder / name, subset, args.timeout_per_task)
         for name, env in (("a", args.env_a), ("b", args.env_b))
     }
     seen: dict[str, int] = {}
@@ -123,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "env_a": str(args.env_a),
         "env_b": str(args.env_b),
+        "timeout_per_task": args.timeout_per_task,
         "samples": len(rows),
         "canonical": sum(1 for r in rows if r["kind"] == "canonical"),
         "differences": differences,

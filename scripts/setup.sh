@@ -4,7 +4,7 @@
 #   a virtual environment .venv in the repo root with passbench installed,
 #   the BigCodeBench evaluation environment (a separate venv; cached across runs).
 #
-#   bash scripts/setup.sh          # what running evaluations needs
+#   bash scripts/setup.sh          # what running evaluations (and passbench serve) needs
 #   bash scripts/setup.sh --dev    # plus test dependencies (pytest, chromium for report tests)
 #                                  # and .venv-vllm: vLLM's CPU build for the vllm provider tests
 set -euo pipefail
@@ -47,7 +47,7 @@ if [ "$dev" = 1 ]; then
   .venv/bin/python -m pip install -q torch==2.13.0
   .venv/bin/python -m pip install -q -e '.[dev,providers,hf]'
 else
-  .venv/bin/python -m pip install -q -e .
+  .venv/bin/python -m pip install -q -e '.[serve]'
 fi
 
 if [ "$dev" = 1 ]; then

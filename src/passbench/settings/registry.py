@@ -187,6 +187,62 @@ _SCORING: tuple[Setting, ...] = (
     _setting("limit", "integer", 20, "Rows listed in the terminal (0: all / none).", minimum=0),
 )
 
+_SERVE: tuple[Setting, ...] = (
+    _setting("host", "text", "127.0.0.1", "Address the server listens on."),
+    _setting("port", "integer", 7860, "Port the server listens on.", minimum=1, below=65536),
+    _setting(
+        "concurrency",
+        "integer",
+        1,
+        "Requests evaluated at once; the others wait in the queue.",
+        minimum=1,
+    ),
+    _setting(
+        "queue_size",
+        "integer",
+        64,
+        "Requests that may wait; more are refused at once.",
+        minimum=1,
+    ),
+    _setting("max_upload_mb", "integer", 200, "Largest samples file accepted, MiB.", minimum=1),
+    _setting(
+        "token",
+        "text",
+        None,
+        "Bearer token every request but /health must carry (Authorization: Bearer TOKEN). "
+        "Unset: no authentication. Set it in the environment, not on a command line.",
+        env="PASSBENCH_SERVE_TOKEN",
+    ),
+    _setting(
+        "workers",
+        "integer",
+        0,
+        "Most concurrent samples of one request (a request's `parallel` is capped here; "
+        "0: from the cores and memory).",
+        minimum=0,
+    ),
+    _setting(
+        "memory_mb",
+        "integer",
+        4096,
+        "Most address space per sample, MiB (a request's max_as_limit/max_data_limit are "
+        "capped here).",
+        minimum=1,
+    ),
+    _setting(
+        "tmp_mb", "integer", 512, "What a sample may store in its /tmp (on disk), MiB.", minimum=1
+    ),
+    _ENV_DIR,
+    _setting("nltk_data", "path", None, "NLTK data folder samples see (NLTK_DATA)."),
+    _setting(
+        "jobs_dir",
+        "path",
+        None,
+        "Where each request's samples, journal and result files are kept (default: the "
+        "cache folder's serve/jobs).",
+    ),
+)
+
 #: Every command's settings besides GLOBAL, by command (the config file's table names).
 COMMANDS: dict[str, tuple[Setting, ...]] = {
     "evaluate": _EVALUATE,
@@ -202,6 +258,7 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
         _setting("jobs", "integer", None, "Worker processes (default: the cores).", minimum=1),
     ),
     "syncheck": (_BENCHMARK, _VERSION, _SUBSET, _DATASET_PATH),
+    "serve": _SERVE,
     "tasks": (_BENCHMARK, _VERSION, _SPLIT, _SUBSET, _DATASET_PATH),
     "inspect": _SCORING,
     "compare": (

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install the official BigCodeBench *client* (bigcodebench 0.2.5) into its own venv, outside
+# passbench: enough for `bigcodebench.evaluate --execution gradio`, which sends samples to an
+# evaluator server and runs nothing itself (no evaluation requirements, ~300 MB). Used by
+# benchmarks/serve_official.py. Usage:
+#   bash benchmarks/setup_official_client.sh [VENV_DIR]     (default ../baseline/official-client)
+# Needs python3.11 on PATH. See docs/serve.md.
+set -euo pipefail
+venv="${1:-../baseline/official-client}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+[ -x "$venv/bin/python" ] || python3.11 -m venv "$venv"
+"$venv/bin/pip" install -q --no-deps bigcodebench==0.2.5
+"$venv/bin/pip" install -q -r "$here/official-client-requirements-py311.txt"
+
+# bigcodebench.evaluate imports transformers.AutoTokenizer at load (provider/utility.py) and
+# never uses it when evaluating: a stub keeps the multi-GB transformers stack out.
+site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+if ! "$venv/bin/python" -c 'import transformers' 2>/dev/null; then
+    mkdir -p "$site/transformers"
+    cat > "$site/transformers/__init__.py" <<'PY'
+"""Stub so that bigcodebench.evaluate imports without the real transformers (never called)."""
+
+
+class AutoTokenizer:
+    @classmethod
+    def from_pretrained(cls, *args, **kwargs):
+        raise RuntimeError("transformers stub: install the real transformers to generate")
+PY
+fi
+"$venv/bin/python" -c 'import bigcodebench.evaluate' && echo "official client ready in $venv"
