@@ -11,6 +11,9 @@ that refuses.
     ├── DatasetError          benchmark data missing, corrupt, or not downloadable
     ├── EnvironmentError_     the evaluation environment is missing or incomplete
     ├── SandboxError          the sandbox itself failed (not the program under test)
+    │   ├── BackendUnavailable  a remote backend could not be reached or dropped the
+    │   │                       connection (infrastructure: retried; verdicts never are)
+    │   └── WireError         a message between a remote backend and its client is malformed
     ├── ProviderError         a model provider failed
     │   └── PermanentProviderError  401, unknown model...: stop the run at once
     └── ResultsError          stored results cannot be read
@@ -74,6 +77,14 @@ class EnvironmentError_(PassbenchError):  # trailing _: `EnvironmentError` is a 
 
 class SandboxError(PassbenchError):
     """The sandbox failed (as opposed to the program under test failing)."""
+
+
+class BackendUnavailable(SandboxError):
+    """A remote backend could not be reached, or dropped the connection mid-run."""
+
+
+class WireError(SandboxError):
+    """A message between a remote backend and its client does not follow the protocol."""
 
 
 class ProviderError(PassbenchError):

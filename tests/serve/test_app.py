@@ -5,8 +5,6 @@ arguments), answering with the verdicts a local passbench run gives."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +21,8 @@ from passbench.settings import Paths
 
 gradio_client = pytest.importorskip("gradio_client")
 uvicorn = pytest.importorskip("uvicorn")
+
+from serve.live import free_port, running_server  # noqa: E402
 
 
 def _evalenv_missing() -> str:
@@ -50,40 +50,22 @@ class Server:
     data_dir: Path
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[Server]:
-    from passbench.serve import ServeConfig, ServerLimits, build_app
+    from passbench.serve import ServeConfig, ServerLimits
 
     root = tmp_path_factory.mktemp("serve")
     config = ServeConfig(
         base=EvaluateSettings(nltk_data=data_dir / "nltk_data"),
         paths=Paths(cache_dir=root / "cache", data_dir=data_dir),
         jobs_dir=root / "jobs",
-        port=_free_port(),
+        port=free_port(),
         max_upload_mb=1,
         token=TOKEN,
         limits=ServerLimits(max_workers=2),
     )
-    app = build_app(config)
-    runner = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=config.port, log_level="warning")
-    )
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not runner.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    yield Server(f"http://127.0.0.1:{config.port}/", config.jobs_dir, data_dir)
-    runner.should_exit = True
-    thread.join(30)
+    with running_server(config) as url:
+        yield Server(url, config.jobs_dir, data_dir)
 
 
 @pytest.fixture(scope="module")

@@ -90,6 +90,19 @@ from passbench.settings import Paths, Resolved
     help="Where bubblewrap cannot isolate samples, run them with resource limits only instead "
     "of refusing. They can then read and change your files; results say unsandboxed.",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "remote"]),
+    help="Where samples run: local (bubblewrap here, the default) or remote (a passbench "
+    "serve at --endpoint; token: PASSBENCH_REMOTE_TOKEN).",
+)
+@click.option("--endpoint", help="The remote backend's URL, e.g. http://HOST:7860/.")
+@click.option(
+    "--verify-fraction",
+    type=float,
+    help="Remote backend: run this fraction of its verdicts again here and report every one "
+    "that differs (0 to 1; default 0).",
+)
 # Refusing is the default now; the old flag is accepted so old command lines keep working.
 @click.option("--require-isolation", is_flag=True, hidden=True, expose_value=False)
 @click.option("--env-dir", type=click.Path(path_type=Path), help="The evaluation environment.")
@@ -127,6 +140,8 @@ def refuse_without_isolation(settings: EvaluateSettings, paths: Paths) -> None:
     the user did not pass --allow-unsandboxed; checked before any work or progress output."""
     if settings.allow_unsandboxed:
         return
+    if settings.backend != "local" and settings.verify_fraction == 0:
+        return  # nothing runs here; the remote backend says what isolation it gave
     refused = check_isolation(Path(sys.executable), paths.cache_dir / "scratch")
     if refused is not None:
         raise SandboxError(refused)
@@ -171,6 +186,10 @@ def settings_from(resolved: Resolved, options: Mapping[str, Any]) -> EvaluateSet
         nltk_data=resolved["nltk_data"],
         allow_unsandboxed=resolved["allow_unsandboxed"],
         resume=not options["no_resume"],
+        backend=resolved["backend"],
+        endpoint=resolved["endpoint"],
+        token=resolved["token"],
+        verify_fraction=resolved["verify_fraction"],
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from passbench.benchmarks import LoadedBenchmark, check_split, get_benchmark, load_benchmark
 from passbench.benchmarks.selection import select_tasks
-from passbench.errors import InputError
+from passbench.errors import EnvironmentError_, InputError
 from passbench.evalenv import EnvInfo, locate_env
 from passbench.evaluate.execution import Execution
 from passbench.evaluate.judged import ExpectedOutputs, JudgedStyle
@@ -58,11 +58,19 @@ class Evaluator:
         check_split(self.benchmark, settings.split)
         self.tasks = select_tasks(self.loaded.tasks, settings.task_ids, settings.id_range)
         env_name = self.benchmark.env_name
-        self.env: EnvInfo | None = locate_env(env_name, settings.env_dir) if env_name else None
+        self.env: EnvInfo | None = None
+        if env_name:
+            try:
+                self.env = locate_env(env_name, settings.env_dir)
+            except EnvironmentError_:
+                if settings.backend == "local":
+                    raise
+                # a remote backend provides its own; this machine need not have one
         self.execution = Execution(
             settings,
             paths,
             dataset_sha256=self.loaded.sha256,
+            env_name=env_name,
             env=self.env,
             default_timeout_s=float(self.benchmark.default_timeout_s),
             progress=self.progress,
@@ -87,6 +95,7 @@ class Evaluator:
             "cgroup": execution.cgroup,  # "v2", "v1", "none" (rlimits only); null: nothing ran
             "allow_network": settings.limits.allow_network,
             "evalenv": execution.env_description(),
+            "backend": execution.backend_description(),
             "limits": asdict(settings.limits),
             "timeout_per_task_s": execution.timeout_per_task_s,
             "min_time_limit_s": settings.min_time_limit_s,

@@ -11,19 +11,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import platform
+import random
 import sys
 from collections.abc import Callable, Generator
 from contextlib import closing
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
+from passbench.errors import InputError, SandboxError
 from passbench.evalenv import EnvInfo, check_integrity
 from passbench.evaluate.settings import EvaluateSettings
 from passbench.progress import Progress
 from passbench.records import ExecResult, Isolation, Program
 from passbench.sandbox import Sandbox, open_sandbox
-from passbench.sandbox.base import SandboxConfig
+from passbench.sandbox.base import EnvironmentRef, SandboxConfig
+from passbench.sandbox.remote import offered_environment, server_info
 from passbench.settings import Paths
 from passbench.store.journal import Journal, program_sha
 
@@ -47,6 +52,7 @@ class Execution:
         paths: Paths,
         *,
         dataset_sha256: str,
+        env_name: str | None,
         env: EnvInfo | None,
         default_timeout_s: float,
         progress: Progress,
@@ -54,11 +60,58 @@ class Execution:
         self.settings = settings
         self.paths = paths
         self.dataset_sha256 = dataset_sha256
+        self.env_name = env_name
         self.env = env
         self.default_timeout_s = default_timeout_s
         self.progress = progress
         self.cgroup: str | None = None  # how workers were capped; None until a sandbox ran
         self._env_verified = False
+        # --verify-fraction: programs a remote backend ran that were run again here and got
+        # another status ({key, task_id, remote, local}), and how many were checked
+        self.disagreements: list[dict[str, str]] = []
+        self.verified = 0
+        self._rng = random.Random(f"{dataset_sha256}:{settings.verify_fraction}")
+        self.remote: EnvironmentRef | None = None
+        if self.is_remote:
+            self.remote = self._remote_environment()
+        elif env_name is not None and env is None:
+            raise SandboxError(f"no evaluation environment '{env_name}' for the local backend")
+
+    @property
+    def is_remote(self) -> bool:
+        return self.settings.backend != "local"
+
+    def environment_ref(self) -> EnvironmentRef:
+        """The evaluation environment by identity, as every backend is asked for it."""
+        if self.env is not None:
+            return EnvironmentRef(self.env.name, self.env.lock_sha256, self.env.python_version)
+        if self.env_name is not None:
+            return EnvironmentRef(self.env_name)  # the remote backend's, whichever it has
+        return EnvironmentRef("host", "", "" if self.is_remote else platform.python_version())
+
+    def _remote_environment(self) -> EnvironmentRef:
+        settings = self.settings
+        if not settings.endpoint:
+            raise InputError("--backend remote needs --endpoint URL", field="endpoint")
+        if settings.verify_fraction > 0 and self.env_name is not None and self.env is None:
+            raise InputError(
+                f"--verify-fraction re-runs samples here, which needs the '{self.env_name}' "
+                f"environment (passbench env create {self.env_name})",
+                field="verify_fraction",
+            )
+        info = server_info(settings.endpoint, settings.token)
+        return offered_environment(info, self.environment_ref(), settings.endpoint)
+
+    def backend_description(self) -> dict[str, Any]:
+        """What result files record of where programs ran."""
+        description: dict[str, Any] = {"name": self.settings.backend}
+        if self.is_remote:
+            description["endpoint"] = self.settings.endpoint
+            description["verify_fraction"] = self.settings.verify_fraction
+            if self.settings.verify_fraction > 0:
+                description["verified"] = self.verified
+                description["disagreements"] = self.disagreements
+        return description
 
     @property
     def timeout_per_task_s(self) -> float:
@@ -72,6 +125,13 @@ class Execution:
         return folder
 
     def env_description(self) -> dict[str, str]:
+        if self.remote is not None:
+            return {
+                "name": self.remote.name,
+                "python": f"{self.settings.endpoint} (remote)",
+                "python_version": self.remote.python_version,
+                "lock_sha256": self.remote.lock_sha256,
+            }
         if self.env is None:
             return {
                 "name": "host",
@@ -108,16 +168,22 @@ class Execution:
             read_only_paths=tuple(read_only),
             allow_unsandboxed=self.settings.allow_unsandboxed,
             scratch_dir=self.paths.cache_dir / "scratch",
+            environment=self.remote or self.environment_ref(),
+            endpoint=self.settings.endpoint,
+            token=self.settings.token,
         )
 
-    def open_sandbox(self) -> Sandbox:
-        """The sandbox programs run in, once the evaluation environment is verified intact
-        (evalenv/manifest.py: no file changed since it was built)."""
-        if self.env is not None and not self._env_verified:
+    def open_sandbox(self, backend: str | None = None) -> Sandbox:
+        """The sandbox programs run in (the settings' backend, or `backend`), once a local
+        evaluation environment is verified intact (evalenv/manifest.py: no file changed since
+        it was built)."""
+        backend = backend or self.settings.backend
+        if backend.startswith("local") and self.env is not None and not self._env_verified:
             check_integrity(self.env.name, self.env.root, self.progress.warn)
             self._env_verified = True
-        sandbox = open_sandbox(self.sandbox_config(), warn=self.progress.warn)
-        self.cgroup = sandbox.cgroup
+        sandbox = open_sandbox(self.sandbox_config(), backend=backend, warn=self.progress.warn)
+        if backend == self.settings.backend:
+            self.cgroup = sandbox.cgroup
         return sandbox
 
     def verdict_fingerprint(self, kind: str, **extra: object) -> str:
@@ -141,6 +207,12 @@ class Execution:
                 "nltk": _nltk_listing(dict(config.env).get("NLTK_DATA")),
                 # samples' /tmp and working directory on disk, not tmpfs (listdir order differs)
                 "workdir": "disk",
+                # a remote backend's verdicts are its own (resumed only from the same server)
+                **(
+                    {"backend": self.settings.backend, "endpoint": self.settings.endpoint}
+                    if self.is_remote
+                    else {}
+                ),
                 **extra,
             }
         )
@@ -187,7 +259,46 @@ class Execution:
                 results[result.key] = result
                 self.progress.advance(1, info=f"{result.task_id}: {result.status}")
         self.progress.finish()
+        if self.is_remote and self.settings.verify_fraction > 0 and pending:
+            self._verify(pending, results, finalize)
         return results, weakest(*(r.isolation for r in results.values())), reused
+
+    def _verify(
+        self,
+        ran: list[Program],
+        results: dict[str, ExecResult],
+        finalize: Callable[[Program, ExecResult], ExecResult] | None,
+    ) -> None:
+        """Run a random `verify_fraction` of what the remote backend ran again here, and
+        record every program whose status differs (a remote verdict is never trusted blindly)."""
+        count = min(len(ran), max(1, math.ceil(self.settings.verify_fraction * len(ran))))
+        chosen = self._rng.sample(ran, count)
+        by_key = {program.key: program for program in chosen}
+        self.progress.start(count, "verifying here")
+        with self.open_sandbox("local") as sandbox:
+            for local in sandbox.run(chosen):
+                if finalize is not None:
+                    local = finalize(by_key[local.key], local)
+                remote = results[local.key]
+                self.verified += 1
+                if local.status != remote.status:
+                    self.disagreements.append(
+                        {
+                            "key": local.key,
+                            "task_id": local.task_id,
+                            "remote": remote.status,
+                            "local": local.status,
+                            "local_reason": local.reason[:300],
+                            "remote_reason": remote.reason[:300],
+                        }
+                    )
+                self.progress.advance(1, info=f"{local.task_id}: {local.status}")
+        self.progress.finish()
+        if self.disagreements:
+            self.progress.warn(
+                f"{len(self.disagreements)} of {self.verified} verdicts of {self.settings.endpoint}"
+                " differ from this machine's (listed under backend.disagreements in the results)"
+            )
 
     def stream(self, programs: list[Program]) -> Generator[ExecResult, None, None]:
         """Each program's result as it arrives (it says the isolation it ran under); no

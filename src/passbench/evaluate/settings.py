@@ -42,6 +42,11 @@ class EvaluateSettings:
     nltk_data: Path | None = None
     allow_unsandboxed: bool = False  # run without bubblewrap (rlimits only) rather than refuse
     resume: bool = True
+    backend: str = "local"  # sandbox backend (passbench.sandbox.BACKENDS)
+    endpoint: str | None = None  # remote backends: the server's URL
+    token: str | None = field(default=None, repr=False)  # remote backends: bearer token
+    # remote backends: this fraction of what the backend ran is run again here and compared
+    verify_fraction: float = 0.0
 
     def timeout_per_task(self, default_s: float) -> float:
         """The per-task limit: the one asked for, else the benchmark's official default."""

@@ -9,7 +9,8 @@ that backend:
 
 Names: "local" (bubblewrap and warm workers; where bubblewrap cannot isolate it refuses, unless
 `SandboxConfig.allow_unsandboxed` lets it fall back to resource limits only, loudly) and
-"local-rlimit" (that fallback on purpose, for tests).
+"local-rlimit" (that fallback on purpose, for tests), "remote" (a `passbench serve` elsewhere
+runs them: sandbox/remote.py).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ WarnCallback = Callable[[str], None]
 BACKENDS: dict[str, str] = {
     "local": "passbench.sandbox.factories:local",
     "local-rlimit": "passbench.sandbox.factories:local_rlimit",
+    "remote": "passbench.sandbox.factories:remote",
 }
 
 

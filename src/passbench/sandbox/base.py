@@ -9,7 +9,7 @@ that cannot start) raise SandboxError.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -33,10 +33,20 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class EnvironmentRef:
+    """An evaluation environment by identity, which each backend provides its own way (the
+    local one as a venv on this machine, a remote one as the server's)."""
+
+    name: str  # "bigcodebench", or "host": the interpreter passbench itself runs on
+    lock_sha256: str = ""  # the lock it was built from; "" = whichever the backend has
+    python_version: str = ""
+
+
+@dataclass(frozen=True)
 class SandboxConfig:
     """Where and how the sandbox runs programs."""
 
-    python: Path  # the evaluation environment's interpreter
+    python: Path  # the evaluation environment's interpreter (local backends)
     workers: int = 0  # concurrent samples; 0 = decide from the cores
     limits: Limits = Limits()
     env: tuple[tuple[str, str], ...] = ()  # extra environment for samples (NLTK_DATA, ...)
@@ -48,6 +58,10 @@ class SandboxConfig:
     # Where bubblewrap cannot isolate, run samples with resource limits only instead of
     # refusing (SandboxError). They can then read and write whatever this user can.
     allow_unsandboxed: bool = False
+    # the environment by identity (remote backends provide it; local ones use `python`)
+    environment: EnvironmentRef | None = None
+    endpoint: str | None = None  # remote backends: the server's base URL
+    token: str | None = field(default=None, repr=False)  # remote backends: bearer token
 
 
 ResultCallback = Callable[[ExecResult], None]

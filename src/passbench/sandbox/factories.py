@@ -14,3 +14,9 @@ def local(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
 
 def local_rlimit(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
     return LocalSandbox(config, warn, force_fallback=True)
+
+
+def remote(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
+    from passbench.sandbox.remote import RemoteSandbox
+
+    return RemoteSandbox(config, warn)

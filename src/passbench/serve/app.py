@@ -1,6 +1,7 @@
 """`passbench serve`: the official evaluator's Gradio API over HTTP, answered by passbench.
 
     GET  /health          {"status": "ok", ...}: the server's version, environment, load
+    /passbench/v1/...     passbench's program-level API for `--backend remote` (programs.py)
     POST /gradio_api/...  the Gradio API; `/predict` is the official Space's endpoint, so
                           `bigcodebench.evaluate --execution gradio --gradio_endpoint URL` and
                           `gradio_client.Client(URL).predict(..., api_name="/predict")` work
@@ -19,7 +20,6 @@ import hmac
 import logging
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -27,26 +27,11 @@ from typing import Any
 from passbench.errors import PassbenchError
 from passbench.evalenv import locate_env
 from passbench.evaluate import EvaluateSettings
-from passbench.serve.official import OfficialRequest, ServerLimits, answer
-from passbench.settings import Paths
+from passbench.serve.config import ServeConfig
+from passbench.serve.official import OfficialRequest, answer
+from passbench.serve.programs import ProgramService, mount
 
 log = logging.getLogger("passbench.serve")
-
-
-@dataclass(frozen=True)
-class ServeConfig:
-    """Everything a server needs; `base` carries the evaluation settings requests start from."""
-
-    base: EvaluateSettings
-    paths: Paths
-    jobs_dir: Path
-    host: str = "127.0.0.1"
-    port: int = 7860
-    concurrency: int = 1  # requests evaluated at once
-    queue_size: int = 64  # requests waiting at most; more are refused
-    max_upload_mb: int = 200
-    token: str | None = field(default=None, repr=False)
-    limits: ServerLimits = field(default_factory=ServerLimits)
 
 
 class _Load:
@@ -186,6 +171,7 @@ def build_app(config: ServeConfig) -> Any:
     interface.queue(default_concurrency_limit=config.concurrency, max_size=config.queue_size)
 
     app = FastAPI(title="passbench serve")
+    mount(app, ProgramService(config))
 
     @app.get("/health")
     def health() -> dict[str, Any]:

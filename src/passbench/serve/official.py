@@ -19,6 +19,7 @@ from typing import Any
 from passbench.errors import InputError
 from passbench.evaluate import EvaluateSettings, Evaluator
 from passbench.progress import Progress
+from passbench.serve.config import ServerLimits
 from passbench.settings import Paths
 
 #: The official Space's inputs, in order (gr.Interface names them by these parameters).
@@ -75,15 +76,6 @@ class OfficialRequest:
                 raise InputError(f"{name} must be at least 1 (MiB)", field=name)
         if self.min_time_limit < 0:
             raise InputError("min_time_limit must not be negative", field="min_time_limit")
-
-
-@dataclass(frozen=True)
-class ServerLimits:
-    """What the server allows a request at most, whatever the request asks."""
-
-    max_workers: int = 0  # concurrent samples of one request; 0 = from the cores
-    max_memory_mb: int = 4096  # a request's max_as_limit / max_data_limit are capped here
-    max_stack_mb: int = 64
 
 
 def pass_ks(text: str) -> tuple[int, ...]:

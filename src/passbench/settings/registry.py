@@ -154,6 +154,31 @@ _EVALUATE: tuple[Setting, ...] = (
         "Where bubblewrap cannot isolate samples, run them with resource limits only instead "
         "of refusing (every result file then says unsandboxed).",
     ),
+    _setting(
+        "backend",
+        "text",
+        "local",
+        "Where samples run: local (bubblewrap here) or remote (a passbench serve at endpoint).",
+        choices=("local", "remote"),
+    ),
+    _setting("endpoint", "text", None, "The remote backend's URL (http://HOST:PORT/)."),
+    _setting(
+        "token",
+        "text",
+        None,
+        "Bearer token for the remote backend (its PASSBENCH_SERVE_TOKEN); set it in the "
+        "environment, not on a command line.",
+        env="PASSBENCH_REMOTE_TOKEN",
+    ),
+    _setting(
+        "verify_fraction",
+        "number",
+        0.0,
+        "Remote backend: run this fraction of its verdicts again here and report every one "
+        "that differs.",
+        minimum=0,
+        below=1.000001,
+    ),
 )
 
 _GENERATE: tuple[Setting, ...] = (

@@ -1,0 +1,206 @@
+"""The `remote` backend: programs run on a `passbench serve` elsewhere, verdicts stream back.
+
+The server's program API (serve/programs.py) takes a batch of programs and answers with one
+verdict a line as each finishes. Everything stateful stays here, with the caller: the journal
+records each verdict as it arrives, so a dropped connection costs only the verdicts not yet
+received. Infrastructure failures (no connection, a connection dropped mid-stream, a busy or
+failing server) are retried with backoff for the programs still without a verdict; a verdict
+is never asked for twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import httpx
+
+from passbench.errors import BackendUnavailable, SandboxError, WireError
+from passbench.records import ExecResult, Isolation, Program
+from passbench.sandbox.base import EnvironmentRef, ResultCallback, SandboxConfig
+from passbench.sandbox.wire import (
+    PROTOCOL,
+    limits_to_json,
+    program_to_json,
+    result_from_json,
+)
+
+WarnCallback = Callable[[str], None]
+
+#: Attempts per batch before giving up, and the first pause between them (doubling).
+RETRIES = 5
+BACKOFF_S = 1.0
+#: Seconds of silence after which a run's connection counts as dead (the server's heartbeat
+#: comes every 10 s).
+READ_TIMEOUT_S = 60.0
+
+
+def server_info(endpoint: str, token: str | None, *, timeout_s: float = 30) -> dict[str, Any]:
+    """What a `passbench serve` offers (GET /passbench/v1/info); BackendUnavailable when it
+    cannot be reached, SandboxError when it answers but not as one."""
+    url = endpoint.rstrip("/") + "/passbench/v1/info"
+    try:
+        response = httpx.get(url, headers=_headers(token), timeout=timeout_s)
+    except httpx.HTTPError as error:
+        raise BackendUnavailable(f"remote backend {endpoint}: cannot connect ({error})") from error
+    if response.status_code == 401:
+        raise SandboxError(
+            f"remote backend {endpoint}: the server wants a bearer token "
+            "(set PASSBENCH_REMOTE_TOKEN to its PASSBENCH_SERVE_TOKEN)"
+        )
+    if response.status_code != 200:
+        raise SandboxError(
+            f"remote backend {endpoint}: GET /passbench/v1/info answered "
+            f"HTTP {response.status_code}; is it a passbench serve?"
+        )
+    try:
+        info: dict[str, Any] = response.json()
+    except ValueError as error:
+        raise WireError(f"remote backend {endpoint}: /passbench/v1/info is not JSON") from error
+    if info.get("protocol") != PROTOCOL:
+        raise SandboxError(
+            f"remote backend {endpoint} speaks protocol {info.get('protocol')!r}, this "
+            f"passbench {PROTOCOL}: use the same passbench version on both sides"
+        )
+    return info
+
+
+def offered_environment(
+    info: dict[str, Any], wanted: EnvironmentRef, endpoint: str
+) -> EnvironmentRef:
+    """The server's environment that serves `wanted` (same name; same lock when one is asked
+    for), as the server describes it; SandboxError naming what it has otherwise."""
+    environments = info.get("environments") or {}
+    offered = environments.get(wanted.name)
+    if not isinstance(offered, dict):
+        raise SandboxError(
+            f"remote backend {endpoint} has no '{wanted.name}' environment "
+            f"(it has: {', '.join(sorted(environments)) or 'none'})"
+        )
+    lock = str(offered.get("lock_sha256", ""))
+    if wanted.lock_sha256 and lock != wanted.lock_sha256:
+        raise SandboxError(
+            f"remote backend {endpoint}: its '{wanted.name}' environment is lock {lock[:12]}, "
+            f"this run's is {wanted.lock_sha256[:12]}; build the same environment on both "
+            "sides, or run without a local one to take the server's"
+        )
+    return EnvironmentRef(wanted.name, lock, str(offered.get("python_version", "")))
+
+
+class RemoteSandbox:
+    """A Sandbox whose programs run on a passbench server (`SandboxConfig.endpoint`)."""
+
+    def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
+        if not config.endpoint:
+            raise SandboxError("the remote backend needs an endpoint (--endpoint URL)")
+        if config.environment is None:
+            raise SandboxError("the remote backend needs the environment's identity")
+        self.config = config
+        self.endpoint = config.endpoint.rstrip("/")
+        self.warn = warn or (lambda message: None)
+        info = server_info(self.endpoint, config.token)
+        self.environment = offered_environment(info, config.environment, self.endpoint)
+        self._isolation = Isolation(info.get("isolation", Isolation.BUBBLEWRAP.value))
+        self._cgroup = "remote"
+        self._client = httpx.Client(
+            headers=_headers(config.token),
+            # the server sends a line at least every 10 s (a verdict or a heartbeat): silence
+            # this long means a dead connection, which is retried
+            timeout=httpx.Timeout(30.0, read=READ_TIMEOUT_S),
+        )
+
+    @property
+    def isolation(self) -> Isolation:
+        return self._isolation
+
+    @property
+    def cgroup(self) -> str:
+        return self._cgroup
+
+    def run(
+        self, programs: Iterable[Program], on_result: ResultCallback | None = None
+    ) -> Iterator[ExecResult]:
+        pending = {program.key: program for program in programs}
+        failures = 0
+        while pending:
+            try:
+                for result in self._stream(list(pending.values())):
+                    if pending.pop(result.key, None) is None:
+                        continue  # a verdict for a program not asked for, or twice: ignored
+                    failures = 0
+                    if on_result is not None:
+                        on_result(result)
+                    yield result
+                if pending:
+                    raise BackendUnavailable(
+                        f"the server ended the run with {len(pending)} programs unanswered"
+                    )
+            except (httpx.TransportError, BackendUnavailable) as error:
+                failures += 1
+                if failures >= RETRIES:
+                    raise BackendUnavailable(
+                        f"remote backend {self.endpoint}: giving up after {failures} attempts "
+                        f"with {len(pending)} programs unanswered: {error}"
+                    ) from error
+                pause = BACKOFF_S * 2 ** (failures - 1)
+                self.warn(
+                    f"remote backend {self.endpoint}: {error}; {len(pending)} programs again "
+                    f"in {pause:g} s (attempt {failures + 1} of {RETRIES})"
+                )
+                time.sleep(pause)
+
+    def _stream(self, programs: list[Program]) -> Iterator[ExecResult]:
+        body = {
+            "protocol": PROTOCOL,
+            "environment": {
+                "name": self.environment.name,
+                "lock_sha256": self.environment.lock_sha256,
+            },
+            "limits": limits_to_json(self.config.limits),
+            "workers": self.config.workers,
+            "programs": [program_to_json(program) for program in programs],
+        }
+        url = self.endpoint + "/passbench/v1/run"
+        with self._client.stream("POST", url, json=body) as response:
+            if response.status_code in (502, 503, 504):
+                raise BackendUnavailable(f"HTTP {response.status_code}")
+            if response.status_code != 200:
+                response.read()
+                raise SandboxError(
+                    f"remote backend {self.endpoint}: HTTP {response.status_code}: "
+                    f"{response.text[:300]}"
+                )
+            for text in response.iter_lines():
+                if not text.strip():
+                    continue
+                try:
+                    message = json.loads(text)
+                except ValueError:
+                    message = None
+                if not isinstance(message, dict):
+                    raise WireError(f"{self.endpoint}: a line that is not an object: {text[:200]}")
+                if "error" in message:
+                    if message.get("retry"):
+                        raise BackendUnavailable(str(message["error"]))
+                    raise SandboxError(f"remote backend {self.endpoint}: {message['error']}")
+                if message.get("done"):
+                    if message.get("cgroup"):
+                        self._cgroup = f"remote:{message['cgroup']}"
+                    return
+                yield result_from_json(message, f"{self.endpoint} verdict")
+        raise BackendUnavailable("the connection ended before the run did")
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> RemoteSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}

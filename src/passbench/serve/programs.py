@@ -1,0 +1,252 @@
+"""passbench's own remote-backend API on the server: programs in, verdicts streamed out.
+
+    GET  /passbench/v1/info   protocol version, environments offered (name, lock hash,
+                              Python), isolation, the server's caps
+    POST /passbench/v1/run    {"protocol", "environment", "limits", "workers", "programs"}
+                              -> NDJSON: one verdict a line as each finishes, then
+                              {"done": true, ...}; or {"error": "..."} for a bad request
+
+A client (sandbox/remote.py) keeps its journal, so this API needs no state: a dropped
+connection loses only the verdicts not yet sent, and the client sends those programs again.
+Programs run in this server's sandboxes, with its own environment and data; a request chooses
+an environment by name and lock hash and may ask for smaller limits, never larger ones, and
+never the network.
+"""
+
+# No `from __future__ import annotations` here: FastAPI reads the route handlers' annotations
+# at run time, and fastapi is imported only when the routes are mounted (it is optional).
+import json
+import platform
+import queue
+import sys
+import threading
+from collections.abc import AsyncIterator, Generator
+from dataclasses import fields, replace
+from importlib.metadata import version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from passbench.errors import PassbenchError, WireError
+from passbench.evalenv import locate_env
+from passbench.records import Isolation
+from passbench.sandbox import SandboxConfig, open_sandbox
+from passbench.sandbox.base import Limits
+from passbench.sandbox.wire import (
+    PROTOCOL,
+    limits_from_json,
+    line,
+    program_from_json,
+    result_to_json,
+)
+from passbench.serve.config import ServeConfig
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+#: The environment a program asks for when it needs no evaluation environment (HumanEval):
+#: the interpreter passbench runs on.
+HOST = "host"
+
+
+class ProgramService:
+    """Runs clients' programs in this server's sandboxes, a bounded number of runs at once."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self._slots = threading.BoundedSemaphore(config.concurrency)
+        self._lock = threading.Lock()
+        self._waiting = 0
+
+    def environments(self) -> dict[str, dict[str, str]]:
+        offered = {HOST: {"lock_sha256": "", "python_version": platform.python_version()}}
+        try:
+            env = locate_env("bigcodebench", self.config.base.env_dir)
+        except PassbenchError:
+            return offered
+        offered[env.name] = {"lock_sha256": env.lock_sha256, "python_version": env.python_version}
+        return offered
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "protocol": PROTOCOL,
+            "passbench": version("passbench"),
+            "environments": self.environments(),
+            "isolation": Isolation.BUBBLEWRAP.value,
+            "network": False,
+            "limits": {"max_workers": self.config.limits.max_workers, **_caps(self.config)},
+        }
+
+    def sandbox_config(self, request: Any) -> SandboxConfig:
+        """The sandbox a request runs in: this server's environment, the request's limits
+        within the server's."""
+        if not isinstance(request, dict):
+            raise WireError("request: not an object")
+        if request.get("protocol") != PROTOCOL:
+            raise WireError(
+                f"request: protocol {request.get('protocol')!r}; this server speaks {PROTOCOL}"
+            )
+        environment = request.get("environment")
+        if not isinstance(environment, dict) or not isinstance(environment.get("name"), str):
+            raise WireError("request: field 'environment' must name an environment")
+        name = environment["name"]
+        wanted_lock = environment.get("lock_sha256") or ""
+        base = self.config.base
+        env_vars: dict[str, str] = {}
+        read_only = []
+        if name == HOST:
+            python = sys.executable
+        else:
+            offered = self.environments()
+            if name not in offered:
+                raise WireError(f"request: this server has no environment '{name}'")
+            if wanted_lock and offered[name]["lock_sha256"] != wanted_lock:
+                here = offered[name]["lock_sha256"][:12]
+                raise WireError(
+                    f"request: environment '{name}' here is lock {here}, "
+                    f"the request needs {wanted_lock[:12]}"
+                )
+            env = locate_env(name, base.env_dir)
+            python = str(env.python)
+            env_vars.update(env.sample_environment())
+        if base.nltk_data is not None:
+            env_vars["NLTK_DATA"] = str(base.nltk_data)
+            read_only.append(base.nltk_data)
+        asked = limits_from_json(request.get("limits", {}))
+        workers = request.get("workers", 0)
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
+            raise WireError("request: field 'workers' must be a non-negative integer")
+        cap = self.config.limits.max_workers
+        if cap > 0:
+            workers = min(workers or cap, cap)
+        return SandboxConfig(
+            python=Path(python),
+            workers=workers,
+            limits=_within(asked, self.config),
+            env=tuple(sorted(env_vars.items())),
+            read_only_paths=tuple(read_only),
+            scratch_dir=self.config.paths.cache_dir / "scratch",
+            allow_unsandboxed=False,
+        )
+
+    def results(self, body: bytes) -> Generator[bytes, None, None]:
+        """The NDJSON lines answering one run request (run in a worker thread)."""
+        try:
+            request = json.loads(body)
+            config = self.sandbox_config(request)
+            raw = request.get("programs")
+            if not isinstance(raw, list):
+                raise WireError("request: field 'programs' must be a list")
+            programs = [program_from_json(p, f"programs[{i}]") for i, p in enumerate(raw)]
+        except (ValueError, PassbenchError) as error:
+            yield line({"error": str(error)})
+            return
+        keys = [program.key for program in programs]
+        if len(set(keys)) != len(keys):
+            yield line({"error": "request: program keys must be unique"})
+            return
+        with self._lock:
+            if self._waiting >= self.config.queue_size:
+                yield line({"error": "busy: the queue is full", "retry": True})
+                return
+            self._waiting += 1
+        try:
+            self._slots.acquire()
+        finally:
+            with self._lock:
+                self._waiting -= 1
+        try:
+            with open_sandbox(config) as sandbox:
+                for result in sandbox.run(programs):
+                    yield line(result_to_json(result))
+                done = {"isolation": sandbox.isolation.value, "cgroup": sandbox.cgroup}
+                yield line({"done": True, **done})
+        except PassbenchError as error:
+            yield line({"error": f"the server's sandbox failed: {error}", "retry": True})
+        finally:
+            self._slots.release()
+
+
+def _caps(config: ServeConfig) -> dict[str, Any]:
+    return {"memory_mb": config.limits.max_memory_mb, "tmp_mb": config.base.limits.tmp_mb}
+
+
+def _within(asked: Limits, config: ServeConfig) -> Limits:
+    """The request's limits, none above the server's (its defaults for the others); never
+    the network."""
+    server = replace(config.base.limits, memory_mb=config.limits.max_memory_mb)
+    capped: dict[str, Any] = {}
+    for field in fields(Limits):
+        mine, theirs = getattr(server, field.name), getattr(asked, field.name)
+        if field.name == "allow_network":
+            capped[field.name] = False
+        elif field.name == "cpu_s":
+            capped[field.name] = theirs if mine is None else min(mine, theirs or mine)
+        elif field.name == "stack_mb":
+            capped[field.name] = min(theirs, config.limits.max_stack_mb)
+        else:
+            capped[field.name] = min(mine, theirs)
+    return Limits(**capped)
+
+
+#: Seconds without a verdict after which the server sends an empty line, so that a client can
+#: tell a slow run from a dead connection.
+HEARTBEAT_S = 10.0
+
+
+def _produce(
+    lines: Generator[bytes, None, None], out: queue.Queue[bytes | None], stop: threading.Event
+) -> None:
+    """Run `lines` in a thread of its own, handing each line to `out`; when `stop` is set (the
+    client went away) the run is abandoned at the next verdict and its sandbox shut down."""
+    try:
+        for item in lines:
+            if stop.is_set():
+                break
+            out.put(item)
+    finally:
+        lines.close()
+        out.put(None)
+
+
+def mount(app: "FastAPI", service: ProgramService) -> None:
+    """Add the two routes to the FastAPI app."""
+    import anyio
+    from fastapi import Request
+    from fastapi.responses import JSONResponse, StreamingResponse
+
+    limit = service.config.max_upload_mb * 1024 * 1024
+
+    @app.get("/passbench/v1/info")
+    def info() -> dict[str, Any]:
+        return service.info()
+
+    @app.post("/passbench/v1/run", response_model=None)
+    async def run(request: Request) -> StreamingResponse | JSONResponse:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            return JSONResponse({"error": "request larger than max_upload_mb"}, status_code=413)
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                return JSONResponse({"error": "request larger than max_upload_mb"}, status_code=413)
+        lines = service.results(bytes(body))
+        out: queue.Queue[bytes | None] = queue.Queue()
+        stop = threading.Event()
+        threading.Thread(target=_produce, args=(lines, out, stop), daemon=True).start()
+
+        async def stream() -> AsyncIterator[bytes]:
+            try:
+                while True:
+                    try:
+                        item = await anyio.to_thread.run_sync(out.get, True, HEARTBEAT_S)
+                    except queue.Empty:
+                        yield b"\n"  # a heartbeat: the client's read timeout measures silence
+                        continue
+                    if item is None:
+                        return
+                    yield item
+            finally:
+                stop.set()  # the client went away, or the run ended
+
+        return StreamingResponse(stream(), media_type="application/x-ndjson")

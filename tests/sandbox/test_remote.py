@@ -1,0 +1,251 @@
+"""The `remote` backend against a real `passbench serve` on loopback: the same verdicts as the
+local sandbox on ordinary and hostile programs, dropped connections retried without asking for
+any verdict twice, and clear refusals."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from passbench.errors import SandboxError
+from passbench.evaluate import EvaluateSettings, Evaluator
+from passbench.records import Program
+from passbench.sandbox import Sandbox, SandboxConfig, open_sandbox
+from passbench.sandbox.base import EnvironmentRef
+from passbench.settings import Paths
+
+from .conftest import BWRAP
+from .helpers import TEST_LIMITS, checks_program, unittest_program
+
+pytest.importorskip("gradio")
+
+from serve.live import free_port, running_server
+
+pytestmark = [pytest.mark.bwrap, pytest.mark.skipif(not BWRAP, reason="bubblewrap cannot run")]
+
+TOKEN = "remote-test-token"
+HOST = EnvironmentRef("host")
+
+
+@pytest.fixture(scope="module")
+def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from passbench.serve import ServeConfig, ServerLimits
+
+    root = tmp_path_factory.mktemp("server")
+    config = ServeConfig(
+        base=EvaluateSettings(limits=TEST_LIMITS),
+        paths=Paths(cache_dir=root / "cache", data_dir=None),
+        jobs_dir=root / "jobs",
+        port=free_port(),
+        token=TOKEN,
+        limits=ServerLimits(max_workers=2, max_memory_mb=TEST_LIMITS.memory_mb),
+    )
+    with running_server(config) as url:
+        yield url
+
+
+def remote_config(endpoint: str, **fields: object) -> SandboxConfig:
+    config = SandboxConfig(
+        python=Path(sys.executable),
+        workers=2,
+        limits=TEST_LIMITS,
+        environment=HOST,
+        endpoint=endpoint,
+        token=TOKEN,
+    )
+    return replace(config, **fields)  # type: ignore[arg-type]
+
+
+#: A fixed set every backend must judge as the local sandbox does.
+CONFORMANCE: dict[str, Program] = {
+    "pass": unittest_program("pass", "def f(x):\n    return x + 1\n"),
+    "wrong": unittest_program("wrong", "def f(x):\n    return x\n"),
+    "infinite-loop": unittest_program(
+        "infinite-loop", "def f(x):\n    while True: pass\n", timeout_s=2.0
+    ),
+    "memory-bomb": checks_program("memory-bomb", "x = bytearray(8 * 1024 ** 3)"),
+    "exit": unittest_program("exit", "import sys\nsys.exit(0)\n"),
+    "fake-output": unittest_program(
+        "fake-output", "print('OK'); print('Ran 2 tests'); import os; os._exit(0)\n"
+    ),
+    "network": checks_program(
+        "network", "import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=2)"
+    ),
+    "huge-output": unittest_program(
+        "huge-output", "print('x' * 20_000_000)\ndef f(x):\n    return x + 1\n"
+    ),
+    "kill-parent": unittest_program(
+        "kill-parent",
+        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef f(x):\n    return x + 1\n",
+    ),
+    "tamper-unittest": unittest_program(
+        "tamper-unittest",
+        "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+        "def f(x):\n    return 0\n",
+    ),
+}
+
+
+def _verdicts(sandbox: Sandbox) -> dict[str, tuple[str, object]]:
+    return {
+        result.key: (result.status, result.category)
+        for result in sandbox.run(list(CONFORMANCE.values()))
+    }
+
+
+def test_remote_verdicts_are_the_local_ones(endpoint: str) -> None:
+    local_config = SandboxConfig(python=Path(sys.executable), workers=2, limits=TEST_LIMITS)
+    with open_sandbox(local_config) as local:
+        expected = _verdicts(local)
+    with open_sandbox(remote_config(endpoint), backend="remote") as remote:
+        assert remote.isolation.value == "bubblewrap"
+        assert _verdicts(remote) == expected
+        assert remote.cgroup.startswith("remote")
+    assert expected["pass"] == ("pass", None) and expected["wrong"][0] == "fail"
+    assert expected["infinite-loop"][0] == "timeout"
+    assert all(expected[key][0] != "pass" for key in ("exit", "fake-output", "tamper-unittest"))
+
+
+class _CuttingProxy:
+    """A TCP proxy to the server that cuts the first run's response after `cut` bytes, as a
+    dropped connection does; later connections go through whole."""
+
+    def __init__(self, upstream_port: int, cut: int) -> None:
+        self.upstream_port = upstream_port
+        self.cut = cut
+        self.runs = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+
+    def _relay(self, client: socket.socket) -> None:
+        upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+        first = client.recv(65536)
+        cut = None
+        if first.startswith(b"POST /passbench/v1/run"):
+            self.runs += 1
+            cut = self.cut if self.runs == 1 else None
+        upstream.sendall(first)
+
+        def forward_requests() -> None:
+            try:
+                while data := client.recv(65536):
+                    upstream.sendall(data)
+            except OSError:
+                pass
+
+        threading.Thread(target=forward_requests, daemon=True).start()
+        sent = 0
+        try:
+            while data := upstream.recv(65536):
+                if cut is not None and sent + len(data) >= cut:
+                    client.sendall(data[: max(0, cut - sent)])
+                    break
+                client.sendall(data)
+                sent += len(data)
+        except OSError:
+            pass
+        finally:
+            for end in (client, upstream):  # shutdown wakes the other thread's recv
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+                end.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_dropped_connection_is_retried_for_the_unanswered_programs_only(endpoint: str) -> None:
+    port = int(endpoint.rstrip("/").rsplit(":", 1)[1])
+    proxy = _CuttingProxy(port, cut=1500)  # headers and about one verdict line
+    warnings: list[str] = []
+    programs = [unittest_program(f"p{i}", "def f(x):\n    return x + 1\n") for i in range(6)]
+    try:
+        config = remote_config(f"http://127.0.0.1:{proxy.port}/")
+        with open_sandbox(config, backend="remote", warn=warnings.append) as remote:
+            results = list(remote.run(programs))
+    finally:
+        proxy.close()
+    assert sorted(r.key for r in results) == sorted(p.key for p in programs)  # each once
+    assert all(r.status == "pass" for r in results)
+    assert proxy.runs == 2 and len(warnings) == 1
+    assert "programs again" in warnings[0]
+
+
+def test_refusals_are_one_clear_line(endpoint: str) -> None:
+    with pytest.raises(SandboxError, match="bearer token"):
+        open_sandbox(remote_config(endpoint, token=None), backend="remote")
+    with pytest.raises(SandboxError, match="has no 'nope' environment"):
+        open_sandbox(remote_config(endpoint, environment=EnvironmentRef("nope")), backend="remote")
+    with pytest.raises(SandboxError, match="cannot connect"):
+        open_sandbox(remote_config(f"http://127.0.0.1:{free_port()}/"), backend="remote")
+
+
+def _statuses(path: Path) -> dict[str, list[str]]:
+    document = json.loads(path.read_text())
+    return {task: [e["status"] for e in entries] for task, entries in document["eval"].items()}
+
+
+def _find(document: object, key: str) -> object:
+    """The first value of `key` anywhere in a JSON document."""
+    if isinstance(document, dict):
+        if key in document:
+            return document[key]
+        for value in document.values():
+            found = _find(value, key)
+            if found is not None:
+                return found
+    return None
+
+
+def test_an_evaluation_through_the_remote_backend_is_the_local_one(
+    endpoint: str, tmp_path: Path, data_dir: Path
+) -> None:
+    rows = [
+        {"task_id": "HumanEval/0", "completion": "    return False\n"},
+        {
+            "task_id": "HumanEval/2",
+            "solution": "def truncate_number(number: float) -> float:\n    return number % 1.0\n",
+        },
+        {"task_id": "HumanEval/2", "solution": "def truncate_number(number):\n    return 0.5\n"},
+    ]
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    settings = EvaluateSettings(
+        benchmark="humanevalplus", task_ids=("HumanEval/0", "HumanEval/2"), workers=2
+    )
+    local = Evaluator(settings, Paths(cache_dir=tmp_path / "l", data_dir=data_dir))
+    local_out = local.evaluate_samples(samples, tmp_path / "local")
+    remote_settings = replace(
+        settings, backend="remote", endpoint=endpoint, token=TOKEN, verify_fraction=1.0
+    )
+    remote = Evaluator(remote_settings, Paths(cache_dir=tmp_path / "r", data_dir=data_dir))
+    remote_out = remote.evaluate_samples(samples, tmp_path / "remote")
+    assert _statuses(remote_out.eval_results_path) == _statuses(local_out.eval_results_path)
+    assert _statuses(remote_out.eval_results_path) == {
+        "HumanEval/0": ["fail"],
+        "HumanEval/2": ["pass", "fail"],
+    }
+    backend = _find(json.loads(remote_out.eval_results_path.read_text()), "backend")
+    assert isinstance(backend, dict)
+    assert backend["name"] == "remote" and backend["endpoint"] == endpoint
+    assert backend["verified"] > 0 and backend["disagreements"] == []
+    # the same evaluation again is answered from its journal: nothing is sent
+    again = Evaluator(remote_settings, Paths(cache_dir=tmp_path / "r", data_dir=data_dir))
+    assert again.evaluate_samples(samples, tmp_path / "remote").reused == 6  # 3 x base, plus
