@@ -80,6 +80,45 @@ def evaluate(
     }
 
 
+def _read(output: Path, stem: str) -> dict[str, list[Any]]:
+    document = json.loads((output / f"{stem}_eval_results.json").read_text())
+    return {
+        task_id: sorted(entries, key=lambda entry: entry.get("sample_index", 0))
+        for task_id, entries in document["eval"].items()
+    }
+
+
+def recheck(
+    differences: list[dict[str, Any]],
+    envs: tuple[tuple[str, Path], ...],
+    folder: Path,
+    times: int,
+    timeout: float | None,
+) -> None:
+    """Run the differing samples `times` more times in each environment; a difference whose
+    statuses never change within an environment is the environments', else it is flaky."""
+    samples = folder / "recheck.jsonl"
+    write_jsonl(
+        samples, [{"task_id": d["task_id"], "solution": d["solution"]} for d in differences]
+    )
+    seen: dict[str, int] = {}
+    positions = []
+    for item in differences:
+        positions.append(seen.get(item["task_id"], 0))
+        seen[item["task_id"]] = positions[-1] + 1
+    for item in differences:
+        item["rechecked"] = {"a": [], "b": []}
+    for round_ in range(times):
+        for name, env in envs:
+            verdicts = evaluate(env, samples, folder / f"recheck-{name}-{round_}", "full", timeout)
+            for item, position in zip(differences, positions, strict=True):
+                item["rechecked"][name].append(verdicts[item["task_id"]][position]["status"])
+    for item in differences:
+        a = {item["a"][0], *item["rechecked"]["a"]}
+        b = {item["b"][0], *item["rechecked"]["b"]}
+        item["verdict"] = "environments" if len(a) == len(b) == 1 else "flaky"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env-a", type=Path, required=True)
@@ -95,6 +134,19 @@ def main(argv: list[str] | None = None) -> int:
         "ground-truth time + 1 s at least. Mutants that never end hold a worker this long, in "
         "both environments alike.",
     )
+    parser.add_argument(
+        "--recheck",
+        type=int,
+        default=0,
+        help="run each differing sample this many more times in each environment, to tell a "
+        "difference of the environments (the same every time) from a flaky one",
+    )
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        help="a previous run's folder (benchmarks/results/runs/env-differential-...): compare "
+        "its verdicts again instead of evaluating (same --subset/--tasks/--mutants/--seed)",
+    )
     args = parser.parse_args(argv)
 
     tasks = load_dataset()
@@ -105,15 +157,24 @@ def main(argv: list[str] | None = None) -> int:
         ids = [task_id for task_id in tasks if task_id in set(hard["task_ids"])]
     else:
         ids = list(tasks)
-    folder = run_dir("env-differential")
     rows = sample_rows(tasks, ids, args.mutants, args.seed)
-    samples = folder / "samples.jsonl"
-    write_jsonl(samples, [{"task_id": r["task_id"], "solution": r["solution"]} for r in rows])
     subset = "full" if args.tasks else args.subset
-    verdicts = {
-        name: evaluate(env, samples, folder / name, subset, args.timeout_per_task)
-        for name, env in (("a", args.env_a), ("b", args.env_b))
-    }
+    envs = (("a", args.env_a), ("b", args.env_b))
+    if args.reuse:
+        folder = args.reuse
+        samples = folder / "samples.jsonl"
+        stored = [json.loads(text)["solution"] for text in samples.read_text().splitlines()]
+        if stored != [row["solution"] for row in rows]:
+            raise SystemExit(f"{samples} was made with other --subset/--tasks/--mutants/--seed")
+        verdicts = {name: _read(folder / name, samples.stem) for name, _ in envs}
+    else:
+        folder = run_dir("env-differential")
+        samples = folder / "samples.jsonl"
+        write_jsonl(samples, [{"task_id": r["task_id"], "solution": r["solution"]} for r in rows])
+        verdicts = {
+            name: evaluate(env, samples, folder / name, subset, args.timeout_per_task)
+            for name, env in envs
+        }
     seen: dict[str, int] = {}
     differences = []
     for row in rows:
@@ -127,10 +188,13 @@ def main(argv: list[str] | None = None) -> int:
                     "task_id": row["task_id"],
                     "index": index,
                     "kind": row["kind"],
+                    "solution": row["solution"],
                     "a": [a["status"], a.get("reason", "")[:300]],
                     "b": [b["status"], b.get("reason", "")[:300]],
                 }
             )
+    if args.recheck and differences:
+        recheck(differences, envs, folder, args.recheck, args.timeout_per_task)
     report = {
         "env_a": str(args.env_a),
         "env_b": str(args.env_b),
@@ -146,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {where}: A {item['a'][0]}, B {item['b'][0]}")
         print(f"      A: {item['a'][1][:150]}")
         print(f"      B: {item['b'][1][:150]}")
+        if "rechecked" in item:
+            again = item["rechecked"]
+            print(f"      again: A {again['a']}, B {again['b']}: {item['verdict']}")
     print(f"report: {path}")
     return 0
 
