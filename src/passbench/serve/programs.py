@@ -16,6 +16,7 @@ never the network.
 # No `from __future__ import annotations` here: FastAPI reads the route handlers' annotations
 # at run time, and fastapi is imported only when the routes are mounted (it is optional).
 import json
+import logging
 import platform
 import queue
 import sys
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passbench.errors import PassbenchError, WireError
-from passbench.evalenv import locate_env
+from passbench.evalenv import EnvInfo, check_integrity, locate_env
 from passbench.records import Isolation
 from passbench.sandbox import SandboxConfig, open_sandbox
 from passbench.sandbox.base import Limits
@@ -43,9 +44,14 @@ from passbench.serve.config import ServeConfig
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+log = logging.getLogger("passbench.serve")
+
 #: The environment a program asks for when it needs no evaluation environment (HumanEval):
 #: the interpreter passbench runs on.
 HOST = "host"
+#: The longest a program may run here, whatever it asks: well above any official limit
+#: (240 s, or a task's ground-truth time + 1 s), well below a worker held for a day.
+MAX_TIMEOUT_S = 900.0
 
 
 class ProgramService:
@@ -56,6 +62,7 @@ class ProgramService:
         self._slots = threading.BoundedSemaphore(config.concurrency)
         self._lock = threading.Lock()
         self._waiting = 0
+        self._verified: set[Path] = set()
 
     def environments(self) -> dict[str, dict[str, str]]:
         offered = {HOST: {"lock_sha256": "", "python_version": platform.python_version()}}
@@ -65,6 +72,15 @@ class ProgramService:
             return offered
         offered[env.name] = {"lock_sha256": env.lock_sha256, "python_version": env.python_version}
         return offered
+
+    def _verify_once(self, env: EnvInfo) -> None:
+        """No file of the environment changed since it was built (evalenv/manifest.py),
+        checked before its first use by this server."""
+        with self._lock:
+            if env.root in self._verified:
+                return
+            check_integrity(env.name, env.root, log.warning)
+            self._verified.add(env.root)
 
     def info(self) -> dict[str, Any]:
         return {
@@ -106,6 +122,7 @@ class ProgramService:
                     f"the request needs {wanted_lock[:12]}"
                 )
             env = locate_env(name, base.env_dir)
+            self._verify_once(env)
             python = str(env.python)
             env_vars.update(env.sample_environment())
         if base.nltk_data is not None:
@@ -136,7 +153,10 @@ class ProgramService:
             raw = request.get("programs")
             if not isinstance(raw, list):
                 raise WireError("request: field 'programs' must be a list")
-            programs = [program_from_json(p, f"programs[{i}]") for i, p in enumerate(raw)]
+            programs = [
+                replace(program, timeout_s=min(program.timeout_s, MAX_TIMEOUT_S))
+                for program in (program_from_json(p, f"programs[{i}]") for i, p in enumerate(raw))
+            ]
         except (ValueError, PassbenchError) as error:
             yield line({"error": str(error)})
             return
