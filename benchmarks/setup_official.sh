@@ -13,19 +13,5 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # scikit-image 0.20.0 pins networkx >= 2.8; the official requirements pin networkx 2.6.3
 "$venv/bin/pip" install --no-deps scikit-image==0.20.0
 
-# bigcodebench.evaluate imports transformers.AutoTokenizer at load (provider/utility.py) and
-# never uses it when evaluating: a stub keeps the multi-GB transformers stack out.
-site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-if ! "$venv/bin/python" -c 'import transformers' 2>/dev/null; then
-    mkdir -p "$site/transformers"
-    cat > "$site/transformers/__init__.py" <<'PY'
-"""Stub so that bigcodebench.evaluate imports without the real transformers (never called)."""
-
-
-class AutoTokenizer:
-    @classmethod
-    def from_pretrained(cls, *args, **kwargs):
-        raise RuntimeError("transformers stub: install the real transformers to generate")
-PY
-fi
+bash "$here/transformers_stub.sh" "$venv"
 "$venv/bin/python" -c 'import bigcodebench.evaluate' && echo "official evaluator ready in $venv"
