@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from passbench.cli.options import config_option, resolve_options
+from passbench.cli.options import config_option, data_dir_option, resolve_options
 from passbench.errors import InputError, SandboxError
 from passbench.evaluate import EvaluateSettings
 from passbench.sandbox import check_isolation
@@ -29,11 +29,7 @@ from passbench.serve import serve as run_server
 @click.option("--tmp-mb", type=int, help="What a sample may store in its /tmp, MiB (512).")
 @click.option("--env-dir", type=click.Path(path_type=Path), help="The evaluation environment.")
 @click.option("--nltk-data", type=click.Path(path_type=Path), help="NLTK data for samples.")
-@click.option(
-    "--data-dir",
-    type=click.Path(path_type=Path),
-    help="A folder laid out like shared/datasets (env: PASSBENCH_DATA_DIR).",
-)
+@data_dir_option
 @click.option(
     "--jobs-dir",
     type=click.Path(path_type=Path),

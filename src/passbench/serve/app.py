@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from passbench.errors import PassbenchError
-from passbench.evalenv import locate_env
-from passbench.evaluate import EvaluateSettings
 from passbench.serve.config import ServeConfig
 from passbench.serve.official import OfficialRequest, answer
 from passbench.serve.programs import ProgramService, mount
@@ -76,18 +74,6 @@ class _GradioProgress:
         pass
 
 
-def _environment(base: EvaluateSettings) -> dict[str, str]:
-    try:
-        env = locate_env("bigcodebench", base.env_dir)
-    except PassbenchError as error:
-        return {"error": str(error)}
-    return {
-        "name": env.name,
-        "python_version": env.python_version,
-        "lock_sha256": env.lock_sha256,
-    }
-
-
 def build_app(config: ServeConfig) -> Any:
     """The FastAPI application: /health, the bearer-token check, and the Gradio app with the
     official `/predict` mounted at /."""
@@ -96,7 +82,9 @@ def build_app(config: ServeConfig) -> Any:
     from fastapi.responses import JSONResponse
 
     load = _Load()
-    environment = _environment(config.base)
+    service = ProgramService(config)
+    # read once: /health answers without touching the disk
+    environment = service.evaluation_environment()
 
     def predict(
         split: str,
@@ -171,7 +159,7 @@ def build_app(config: ServeConfig) -> Any:
     interface.queue(default_concurrency_limit=config.concurrency, max_size=config.queue_size)
 
     app = FastAPI(title="passbench serve")
-    mount(app, ProgramService(config))
+    mount(app, service)
 
     @app.get("/health")
     def health() -> dict[str, Any]:

@@ -64,13 +64,26 @@ class ProgramService:
         self._waiting = 0
         self._verified: set[Path] = set()
 
-    def environments(self) -> dict[str, dict[str, str]]:
-        offered = {HOST: {"lock_sha256": "", "python_version": platform.python_version()}}
+    def evaluation_environment(self) -> dict[str, str]:
+        """This server's BigCodeBench environment (name, lock, Python), or why it has none."""
         try:
             env = locate_env("bigcodebench", self.config.base.env_dir)
-        except PassbenchError:
-            return offered
-        offered[env.name] = {"lock_sha256": env.lock_sha256, "python_version": env.python_version}
+        except PassbenchError as error:
+            return {"error": str(error)}
+        return {
+            "name": env.name,
+            "python_version": env.python_version,
+            "lock_sha256": env.lock_sha256,
+        }
+
+    def environments(self) -> dict[str, dict[str, str]]:
+        offered = {HOST: {"lock_sha256": "", "python_version": platform.python_version()}}
+        env = self.evaluation_environment()
+        if "error" not in env:
+            offered[env["name"]] = {
+                "lock_sha256": env["lock_sha256"],
+                "python_version": env["python_version"],
+            }
         return offered
 
     def _verify_once(self, env: EnvInfo) -> None:
