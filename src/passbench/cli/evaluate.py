@@ -18,6 +18,7 @@ from passbench.evaluate import EvaluateSettings, EvaluationOutcome, Evaluator, G
 from passbench.sandbox import check_isolation
 from passbench.sandbox.base import Limits
 from passbench.settings import Paths, Resolved
+from passbench.settings.registry import BACKEND_NAMES
 
 
 @click.command()
@@ -92,16 +93,20 @@ from passbench.settings import Paths, Resolved
 )
 @click.option(
     "--backend",
-    type=click.Choice(["local", "remote"]),
-    help="Where samples run: local (bubblewrap here, the default) or remote (a passbench "
-    "serve at --endpoint; token: PASSBENCH_REMOTE_TOKEN).",
+    type=click.Choice(BACKEND_NAMES),
+    help="Where samples run: local (bubblewrap here, the default), remote (a passbench serve "
+    "at --endpoint; token: PASSBENCH_REMOTE_TOKEN), ...: see docs/backends.md.",
 )
 @click.option("--endpoint", help="The remote backend's URL, e.g. http://HOST:7860/.")
+@click.option("--image", help="docker/podman: the image to run; e2b: the template.")
+@click.option(
+    "--ray-address", help="ray: the cluster (auto, ray://HOST:10001); default RAY_ADDRESS."
+)
 @click.option(
     "--verify-fraction",
     type=float,
-    help="Remote backend: run this fraction of its verdicts again here and report every one "
-    "that differs (0 to 1; default 0).",
+    help="Backends other than local: run this fraction of their verdicts again here and "
+    "report every one that differs (0 to 1; default 0).",
 )
 # Refusing is the default now; the old flag is accepted so old command lines keep working.
 @click.option("--require-isolation", is_flag=True, hidden=True, expose_value=False)
@@ -188,6 +193,8 @@ def settings_from(resolved: Resolved, options: Mapping[str, Any]) -> EvaluateSet
         resume=not options["no_resume"],
         backend=resolved["backend"],
         endpoint=resolved["endpoint"],
+        image=resolved["image"],
+        ray_address=resolved["ray_address"],
         token=resolved["token"],
         verify_fraction=resolved["verify_fraction"],
     )

@@ -63,9 +63,9 @@ class Evaluator:
             try:
                 self.env = locate_env(env_name, settings.env_dir)
             except EnvironmentError_:
-                if settings.backend == "local":
+                if settings.backend.startswith("local"):
                     raise
-                # a remote backend provides its own; this machine need not have one
+                # another backend provides its own; this machine need not have one
         self.execution = Execution(
             settings,
             paths,

@@ -26,9 +26,8 @@ from passbench.evalenv import EnvInfo, check_integrity
 from passbench.evaluate.settings import EvaluateSettings
 from passbench.progress import Progress
 from passbench.records import ExecResult, Isolation, Program
-from passbench.sandbox import Sandbox, open_sandbox
+from passbench.sandbox import BackendTarget, Sandbox, describe_backend, open_sandbox
 from passbench.sandbox.base import EnvironmentRef, SandboxConfig
-from passbench.sandbox.remote import offered_environment, server_info
 from passbench.settings import Paths
 from passbench.store.journal import Journal, program_sha
 
@@ -66,20 +65,22 @@ class Execution:
         self.progress = progress
         self.cgroup: str | None = None  # how workers were capped; None until a sandbox ran
         self._env_verified = False
-        # --verify-fraction: programs a remote backend ran that were run again here and got
+        # --verify-fraction: programs another backend ran that were run again here and got
         # another status ({key, task_id, remote, local}), and how many were checked
         self.disagreements: list[dict[str, str]] = []
         self.verified = 0
         self._rng = random.Random(f"{dataset_sha256}:{settings.verify_fraction}")
-        self.remote: EnvironmentRef | None = None
-        if self.is_remote:
-            self.remote = self._remote_environment()
+        # where a backend other than the local one runs programs, and with what environment
+        self.target: BackendTarget | None = None
+        if self.elsewhere:
+            self.target = self._describe_target()
         elif env_name is not None and env is None:
             raise SandboxError(f"no evaluation environment '{env_name}' for the local backend")
 
     @property
-    def is_remote(self) -> bool:
-        return self.settings.backend != "local"
+    def elsewhere(self) -> bool:
+        """Whether programs run somewhere other than this machine's local sandbox."""
+        return not self.settings.backend.startswith("local")
 
     def environment_ref(self) -> EnvironmentRef:
         """The evaluation environment by identity, as every backend is asked for it."""
@@ -87,26 +88,28 @@ class Execution:
             return EnvironmentRef(self.env.name, self.env.lock_sha256, self.env.python_version)
         if self.env_name is not None:
             return EnvironmentRef(self.env_name)  # the remote backend's, whichever it has
-        return EnvironmentRef("host", "", "" if self.is_remote else platform.python_version())
+        return EnvironmentRef("host", "", "" if self.elsewhere else platform.python_version())
 
-    def _remote_environment(self) -> EnvironmentRef:
+    def _describe_target(self) -> BackendTarget:
         settings = self.settings
-        if not settings.endpoint:
-            raise InputError("--backend remote needs --endpoint URL", field="endpoint")
         if settings.verify_fraction > 0 and self.env_name is not None and self.env is None:
             raise InputError(
                 f"--verify-fraction re-runs samples here, which needs the '{self.env_name}' "
                 f"environment (passbench env create {self.env_name})",
                 field="verify_fraction",
             )
-        info = server_info(settings.endpoint, settings.token)
-        return offered_environment(info, self.environment_ref(), settings.endpoint)
+        target = describe_backend(self._config(self.environment_ref()), settings.backend)
+        assert target is not None, "every backend but the local ones describes its target"
+        return target
 
     def backend_description(self) -> dict[str, Any]:
         """What result files record of where programs ran."""
         description: dict[str, Any] = {"name": self.settings.backend}
-        if self.is_remote:
-            description["endpoint"] = self.settings.endpoint
+        if self.target is not None:
+            description["location"] = self.target.location
+            description["isolation"] = self.target.isolation
+            if self.settings.backend == "remote":
+                description["endpoint"] = self.target.location
             description["verify_fraction"] = self.settings.verify_fraction
             if self.settings.verify_fraction > 0:
                 description["verified"] = self.verified
@@ -125,12 +128,12 @@ class Execution:
         return folder
 
     def env_description(self) -> dict[str, str]:
-        if self.remote is not None:
+        if self.target is not None:
             return {
-                "name": self.remote.name,
-                "python": f"{self.settings.endpoint} (remote)",
-                "python_version": self.remote.python_version,
-                "lock_sha256": self.remote.lock_sha256,
+                "name": self.target.environment.name,
+                "python": f"{self.target.location} ({self.target.backend})",
+                "python_version": self.target.environment.python_version,
+                "lock_sha256": self.target.environment.lock_sha256,
             }
         if self.env is None:
             return {
@@ -155,6 +158,11 @@ class Execution:
         return Path(sys.executable)
 
     def sandbox_config(self) -> SandboxConfig:
+        """The sandbox this evaluation's programs run in (with the environment the backend
+        offers, when another backend runs them)."""
+        return self._config(self.target.environment if self.target else self.environment_ref())
+
+    def _config(self, environment: EnvironmentRef) -> SandboxConfig:
         env = dict(self.env.sample_environment()) if self.env is not None else {}
         read_only: list[Path] = []
         if self.settings.nltk_data is not None:
@@ -168,9 +176,11 @@ class Execution:
             read_only_paths=tuple(read_only),
             allow_unsandboxed=self.settings.allow_unsandboxed,
             scratch_dir=self.paths.cache_dir / "scratch",
-            environment=self.remote or self.environment_ref(),
+            environment=environment,
             endpoint=self.settings.endpoint,
             token=self.settings.token,
+            image=self.settings.image,
+            ray_address=self.settings.ray_address,
         )
 
     def open_sandbox(self, backend: str | None = None) -> Sandbox:
@@ -207,10 +217,10 @@ class Execution:
                 "nltk": _nltk_listing(dict(config.env).get("NLTK_DATA")),
                 # samples' /tmp and working directory on disk, not tmpfs (listdir order differs)
                 "workdir": "disk",
-                # a remote backend's verdicts are its own (resumed only from the same server)
+                # another backend's verdicts are its own (resumed only from the same place)
                 **(
-                    {"backend": self.settings.backend, "endpoint": self.settings.endpoint}
-                    if self.is_remote
+                    {"backend": self.target.backend, "location": self.target.location}
+                    if self.target is not None
                     else {}
                 ),
                 **extra,
@@ -259,7 +269,7 @@ class Execution:
                 results[result.key] = result
                 self.progress.advance(1, info=f"{result.task_id}: {result.status}")
         self.progress.finish()
-        if self.is_remote and self.settings.verify_fraction > 0 and pending:
+        if self.elsewhere and self.settings.verify_fraction > 0 and pending:
             self._verify(pending, results, finalize)
         return results, weakest(*(r.isolation for r in results.values())), reused
 
@@ -269,8 +279,9 @@ class Execution:
         results: dict[str, ExecResult],
         finalize: Callable[[Program, ExecResult], ExecResult] | None,
     ) -> None:
-        """Run a random `verify_fraction` of what the remote backend ran again here, and
-        record every program whose status differs (a remote verdict is never trusted blindly)."""
+        """Run a random `verify_fraction` of what the backend ran elsewhere again here, and
+        record every program whose status differs (a verdict from elsewhere is never trusted
+        blindly)."""
         count = min(len(ran), max(1, math.ceil(self.settings.verify_fraction * len(ran))))
         chosen = self._rng.sample(ran, count)
         by_key = {program.key: program for program in chosen}
@@ -296,9 +307,13 @@ class Execution:
         self.progress.finish()
         if self.disagreements:
             self.progress.warn(
-                f"{len(self.disagreements)} of {self.verified} verdicts of {self.settings.endpoint}"
+                f"{len(self.disagreements)} of {self.verified} verdicts of {self._where}"
                 " differ from this machine's (listed under backend.disagreements in the results)"
             )
+
+    @property
+    def _where(self) -> str:
+        return self.target.location if self.target is not None else self.settings.backend
 
     def stream(self, programs: list[Program]) -> Generator[ExecResult, None, None]:
         """Each program's result as it arrives (it says the isolation it ran under); no

@@ -44,6 +44,8 @@ class EvaluateSettings:
     resume: bool = True
     backend: str = "local"  # sandbox backend (passbench.sandbox.BACKENDS)
     endpoint: str | None = None  # remote backends: the server's URL
+    image: str | None = None  # docker/podman: the image; e2b: the template
+    ray_address: str | None = None  # ray: the cluster (None: RAY_ADDRESS, else a local one)
     token: str | None = field(default=None, repr=False)  # remote backends: bearer token
     # remote backends: this fraction of what the backend ran is run again here and compared
     verify_fraction: float = 0.0

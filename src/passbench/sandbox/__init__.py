@@ -11,24 +11,32 @@ Names: "local" (bubblewrap and warm workers; where bubblewrap cannot isolate it 
 `SandboxConfig.allow_unsandboxed` lets it fall back to resource limits only, loudly) and
 "local-rlimit" (that fallback on purpose, for tests), "remote" (a `passbench serve` elsewhere
 runs them: sandbox/remote.py).
+
+Every backend but the local ones also registers a `describe` function in TARGETS: where it will
+run programs and with which environment (a BackendTarget), asked before anything runs, so that
+results can record it and journals key on it.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import Any
 
 from passbench.errors import UnknownNameError
-from passbench.sandbox.base import Limits, ResultCallback, Sandbox, SandboxConfig
+from passbench.sandbox.base import BackendTarget, Limits, ResultCallback, Sandbox, SandboxConfig
 from passbench.sandbox.isolation import check_isolation
 
 __all__ = [
     "BACKENDS",
+    "TARGETS",
+    "BackendTarget",
     "Limits",
     "ResultCallback",
     "Sandbox",
     "SandboxConfig",
     "check_isolation",
+    "describe_backend",
     "open_sandbox",
 ]
 
@@ -39,6 +47,11 @@ BACKENDS: dict[str, str] = {
     "local": "passbench.sandbox.factories:local",
     "local-rlimit": "passbench.sandbox.factories:local_rlimit",
     "remote": "passbench.sandbox.factories:remote",
+}
+
+# name -> "module:attribute" of describe(config) -> BackendTarget (backends other than local)
+TARGETS: dict[str, str] = {
+    "remote": "passbench.sandbox.remote:describe",
 }
 
 
@@ -52,8 +65,24 @@ def open_sandbox(
     if target is None:
         known = ", ".join(sorted(BACKENDS))
         raise UnknownNameError(f"unknown sandbox backend '{backend}' (known: {known})")
-    module_name, attribute = target.split(":")
-    factory: Callable[[SandboxConfig, WarnCallback | None], Sandbox] = getattr(
-        importlib.import_module(module_name), attribute
-    )
+    factory: Callable[[SandboxConfig, WarnCallback | None], Sandbox] = _load(target)
     return factory(config, warn)
+
+
+def describe_backend(config: SandboxConfig, backend: str) -> BackendTarget | None:
+    """Where `backend` would run programs and with which environment (None for the local
+    backends, which run them here). Raises InputError for settings the backend lacks,
+    BackendUnavailable when it cannot be reached, SandboxError when it cannot serve them."""
+    if backend not in BACKENDS:
+        known = ", ".join(sorted(BACKENDS))
+        raise UnknownNameError(f"unknown sandbox backend '{backend}' (known: {known})")
+    target = TARGETS.get(backend)
+    if target is None:
+        return None
+    describe: Callable[[SandboxConfig], BackendTarget] = _load(target)
+    return describe(config)
+
+
+def _load(target: str) -> Any:
+    module_name, attribute = target.split(":")
+    return getattr(importlib.import_module(module_name), attribute)

@@ -62,6 +62,20 @@ class SandboxConfig:
     environment: EnvironmentRef | None = None
     endpoint: str | None = None  # remote backends: the server's base URL
     token: str | None = field(default=None, repr=False)  # remote backends: bearer token
+    image: str | None = None  # docker/podman: the image; e2b: the template
+    ray_address: str | None = None  # ray: the cluster ("auto", "ray://HOST:10001", ...)
+
+
+@dataclass(frozen=True)
+class BackendTarget:
+    """Where a backend other than the local one runs programs, known before anything runs:
+    results record it, and journals key verdicts on it (a backend's verdicts are resumed only
+    from the same place)."""
+
+    backend: str  # the registry name
+    location: str  # the server's URL, the image (by digest where known), the template, the cluster
+    environment: EnvironmentRef  # what programs run with there
+    isolation: str  # what isolates a sample there, in words ("bubblewrap in a container", ...)
 
 
 ResultCallback = Callable[[ExecResult], None]

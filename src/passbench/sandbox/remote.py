@@ -10,28 +10,19 @@ is never asked for twice.
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import httpx
 
-from passbench.errors import BackendUnavailable, SandboxError, WireError
+from passbench.errors import BackendUnavailable, InputError, SandboxError, WireError
 from passbench.records import ExecResult, Isolation, Program
-from passbench.sandbox.base import EnvironmentRef, ResultCallback, SandboxConfig
-from passbench.sandbox.wire import (
-    PROTOCOL,
-    limits_to_json,
-    program_to_json,
-    result_from_json,
-)
+from passbench.sandbox.base import BackendTarget, EnvironmentRef, ResultCallback, SandboxConfig
+from passbench.sandbox.retrying import run_with_retries
+from passbench.sandbox.wire import PROTOCOL, RunRequest, read_verdicts, request_to_json
 
 WarnCallback = Callable[[str], None]
 
-#: Attempts per batch before giving up, and the first pause between them (doubling).
-RETRIES = 5
-BACKOFF_S = 1.0
 #: Seconds of silence after which a run's connection counts as dead (the server's heartbeat
 #: comes every 10 s).
 READ_TIMEOUT_S = 60.0
@@ -89,6 +80,20 @@ def offered_environment(
     return EnvironmentRef(wanted.name, lock, str(offered.get("python_version", "")))
 
 
+def describe(config: SandboxConfig) -> BackendTarget:
+    """The server at `config.endpoint` and the environment it offers for this run."""
+    if not config.endpoint:
+        raise InputError("--backend remote needs --endpoint URL", field="endpoint")
+    wanted = config.environment or EnvironmentRef("host")
+    info = server_info(config.endpoint, config.token)
+    return BackendTarget(
+        backend="remote",
+        location=config.endpoint,
+        environment=offered_environment(info, wanted, config.endpoint),
+        isolation=f"{info.get('isolation', Isolation.BUBBLEWRAP.value)} on the server",
+    )
+
+
 class RemoteSandbox:
     """A Sandbox whose programs run on a passbench server (`SandboxConfig.endpoint`)."""
 
@@ -122,48 +127,21 @@ class RemoteSandbox:
     def run(
         self, programs: Iterable[Program], on_result: ResultCallback | None = None
     ) -> Iterator[ExecResult]:
-        pending = {program.key: program for program in programs}
-        failures = 0
-        while pending:
-            try:
-                for result in self._stream(list(pending.values())):
-                    if pending.pop(result.key, None) is None:
-                        continue  # a verdict for a program not asked for, or twice: ignored
-                    failures = 0
-                    if on_result is not None:
-                        on_result(result)
-                    yield result
-                if pending:
-                    raise BackendUnavailable(
-                        f"the server ended the run with {len(pending)} programs unanswered"
-                    )
-            except (httpx.TransportError, BackendUnavailable) as error:
-                failures += 1
-                if failures >= RETRIES:
-                    raise BackendUnavailable(
-                        f"remote backend {self.endpoint}: giving up after {failures} attempts "
-                        f"with {len(pending)} programs unanswered: {error}"
-                    ) from error
-                pause = BACKOFF_S * 2 ** (failures - 1)
-                self.warn(
-                    f"remote backend {self.endpoint}: {error}; {len(pending)} programs again "
-                    f"in {pause:g} s (attempt {failures + 1} of {RETRIES})"
-                )
-                time.sleep(pause)
+        return run_with_retries(
+            programs,
+            self._stream,
+            where=f"remote backend {self.endpoint}",
+            on_result=on_result,
+            warn=self.warn,
+            transient=(httpx.TransportError,),
+        )
 
     def _stream(self, programs: list[Program]) -> Iterator[ExecResult]:
-        body = {
-            "protocol": PROTOCOL,
-            "environment": {
-                "name": self.environment.name,
-                "lock_sha256": self.environment.lock_sha256,
-            },
-            "limits": limits_to_json(self.config.limits),
-            "workers": self.config.workers,
-            "programs": [program_to_json(program) for program in programs],
-        }
+        request = RunRequest(
+            self.environment, self.config.limits, self.config.workers, tuple(programs)
+        )
         url = self.endpoint + "/passbench/v1/run"
-        with self._client.stream("POST", url, json=body) as response:
+        with self._client.stream("POST", url, json=request_to_json(request)) as response:
             if response.status_code in (502, 503, 504):
                 raise BackendUnavailable(f"HTTP {response.status_code}")
             if response.status_code != 200:
@@ -172,25 +150,10 @@ class RemoteSandbox:
                     f"remote backend {self.endpoint}: HTTP {response.status_code}: "
                     f"{response.text[:300]}"
                 )
-            for text in response.iter_lines():
-                if not text.strip():
-                    continue
-                try:
-                    message = json.loads(text)
-                except ValueError:
-                    message = None
-                if not isinstance(message, dict):
-                    raise WireError(f"{self.endpoint}: a line that is not an object: {text[:200]}")
-                if "error" in message:
-                    if message.get("retry"):
-                        raise BackendUnavailable(str(message["error"]))
-                    raise SandboxError(f"remote backend {self.endpoint}: {message['error']}")
-                if message.get("done"):
-                    if message.get("cgroup"):
-                        self._cgroup = f"remote:{message['cgroup']}"
-                    return
-                yield result_from_json(message, f"{self.endpoint} verdict")
-        raise BackendUnavailable("the connection ended before the run did")
+            done: dict[str, Any] = {}
+            yield from read_verdicts(response.iter_lines(), f"remote backend {self.endpoint}", done)
+            if done.get("cgroup"):
+                self._cgroup = f"remote:{done['cgroup']}"
 
     def close(self) -> None:
         self._client.close()

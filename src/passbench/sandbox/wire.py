@@ -8,13 +8,13 @@ types and says which field is wrong (errors.WireError, one line).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import asdict, fields
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from passbench.errors import WireError
+from passbench.errors import BackendUnavailable, SandboxError, WireError
 from passbench.records import ErrorCategory, ExecResult, IOSpec, Isolation, Program
-from passbench.sandbox.base import Limits
+from passbench.sandbox.base import EnvironmentRef, Limits
 
 #: Version of this format; a server refuses requests of another.
 PROTOCOL = 1
@@ -161,3 +161,85 @@ def result_from_json(data: Any, where: str = "result") -> ExecResult:
 def line(data: Mapping[str, Any]) -> bytes:
     """One NDJSON line."""
     return json.dumps(data, separators=(",", ":")).encode() + b"\n"
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """A batch of programs to run, as every backend that runs them elsewhere sends it: the
+    body of the server's POST /passbench/v1/run, the agent's standard input."""
+
+    environment: EnvironmentRef  # by name and lock ("" = whichever the runner has)
+    limits: Limits
+    workers: int  # concurrent samples; 0 = decide from the cores there
+    programs: tuple[Program, ...]
+
+
+def request_to_json(request: RunRequest) -> dict[str, Any]:
+    return {
+        "protocol": PROTOCOL,
+        "environment": {
+            "name": request.environment.name,
+            "lock_sha256": request.environment.lock_sha256,
+        },
+        "limits": limits_to_json(request.limits),
+        "workers": request.workers,
+        "programs": [program_to_json(program) for program in request.programs],
+    }
+
+
+def request_from_json(data: Any, where: str = "request") -> RunRequest:
+    if not isinstance(data, Mapping):
+        raise WireError(f"{where}: not an object")
+    if data.get("protocol") != PROTOCOL:
+        raise WireError(f"{where}: protocol {data.get('protocol')!r}; this side speaks {PROTOCOL}")
+    environment = data.get("environment")
+    if not isinstance(environment, Mapping) or not isinstance(environment.get("name"), str):
+        raise WireError(f"{where}: field 'environment' must name an environment")
+    lock = environment.get("lock_sha256") or ""
+    if not isinstance(lock, str):
+        raise WireError(f"{where}: field 'environment.lock_sha256' must be text")
+    workers = data.get("workers", 0)
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
+        raise WireError(f"{where}: field 'workers' must be a non-negative integer")
+    raw = data.get("programs")
+    if not isinstance(raw, list):
+        raise WireError(f"{where}: field 'programs' must be a list")
+    programs = tuple(program_from_json(p, f"programs[{i}]") for i, p in enumerate(raw))
+    keys = [program.key for program in programs]
+    if len(set(keys)) != len(keys):
+        raise WireError(f"{where}: program keys must be unique")
+    return RunRequest(
+        environment=EnvironmentRef(environment["name"], lock),
+        limits=limits_from_json(data.get("limits", {}), f"{where}.limits"),
+        workers=workers,
+        programs=programs,
+    )
+
+
+def read_verdicts(
+    lines: Iterable[str | bytes], where: str, done: dict[str, Any]
+) -> Iterator[ExecResult]:
+    """The verdicts in a runner's NDJSON answer (serve/programs.py, sandbox/agent.py), as they
+    arrive. The closing {"done": true, ...} line is copied into `done`. An {"error"} line
+    raises BackendUnavailable when it says to retry, SandboxError otherwise; an answer that
+    ends without its closing line raises BackendUnavailable (the runner was lost)."""
+    for text in lines:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        if not text.strip():
+            continue  # a heartbeat
+        try:
+            message = json.loads(text)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            raise WireError(f"{where}: a line that is not an object: {text[:200]}")
+        if "error" in message:
+            if message.get("retry"):
+                raise BackendUnavailable(f"{where}: {message['error']}")
+            raise SandboxError(f"{where}: {message['error']}")
+        if message.get("done"):
+            done.update(message)
+            return
+        yield result_from_json(message, f"{where} verdict")
+    raise BackendUnavailable(f"{where}: the answer ended before the run did")

@@ -17,9 +17,7 @@ never the network.
 # at run time, and fastapi is imported only when the routes are mounted (it is optional).
 import json
 import logging
-import platform
 import queue
-import sys
 import threading
 from collections.abc import AsyncIterator, Generator
 from dataclasses import fields, replace
@@ -30,15 +28,10 @@ from typing import TYPE_CHECKING, Any
 from passbench.errors import PassbenchError, WireError
 from passbench.evalenv import EnvInfo, check_integrity, locate_env
 from passbench.records import Isolation
-from passbench.sandbox import SandboxConfig, open_sandbox
+from passbench.sandbox import SandboxConfig, agent, open_sandbox
+from passbench.sandbox.agent import HOST
 from passbench.sandbox.base import Limits
-from passbench.sandbox.wire import (
-    PROTOCOL,
-    limits_from_json,
-    line,
-    program_from_json,
-    result_to_json,
-)
+from passbench.sandbox.wire import PROTOCOL, RunRequest, line, request_from_json, result_to_json
 from passbench.serve.config import ServeConfig
 
 if TYPE_CHECKING:
@@ -46,9 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("passbench.serve")
 
-#: The environment a program asks for when it needs no evaluation environment (HumanEval):
-#: the interpreter passbench runs on.
-HOST = "host"
 #: The longest a program may run here, whatever it asks: well above any official limit
 #: (240 s, or a task's ground-truth time + 1 s), well below a worker held for a day.
 MAX_TIMEOUT_S = 900.0
@@ -63,6 +53,13 @@ class ProgramService:
         self._lock = threading.Lock()
         self._waiting = 0
         self._verified: set[Path] = set()
+        base = config.base
+        self._setup = agent.RunnerSetup(
+            env_paths=(("bigcodebench", base.env_dir),) if base.env_dir is not None else (),
+            nltk_data=base.nltk_data,
+            scratch_dir=config.paths.cache_dir / "scratch",
+            verify=self._verify_once,
+        )
 
     def evaluation_environment(self) -> dict[str, str]:
         """This server's BigCodeBench environment (name, lock, Python), or why it has none."""
@@ -77,14 +74,7 @@ class ProgramService:
         }
 
     def environments(self) -> dict[str, dict[str, str]]:
-        offered = {HOST: {"lock_sha256": "", "python_version": platform.python_version()}}
-        env = self.evaluation_environment()
-        if "error" not in env:
-            offered[env["name"]] = {
-                "lock_sha256": env["lock_sha256"],
-                "python_version": env["python_version"],
-            }
-        return offered
+        return agent.offered_environments(self._setup)
 
     def _verify_once(self, env: EnvInfo) -> None:
         """No file of the environment changed since it was built (evalenv/manifest.py),
@@ -105,26 +95,11 @@ class ProgramService:
             "limits": {"max_workers": self.config.limits.max_workers, **_caps(self.config)},
         }
 
-    def sandbox_config(self, request: Any) -> SandboxConfig:
-        """The sandbox a request runs in: this server's environment, the request's limits
-        within the server's."""
-        if not isinstance(request, dict):
-            raise WireError("request: not an object")
-        if request.get("protocol") != PROTOCOL:
-            raise WireError(
-                f"request: protocol {request.get('protocol')!r}; this server speaks {PROTOCOL}"
-            )
-        environment = request.get("environment")
-        if not isinstance(environment, dict) or not isinstance(environment.get("name"), str):
-            raise WireError("request: field 'environment' must name an environment")
-        name = environment["name"]
-        wanted_lock = environment.get("lock_sha256") or ""
-        base = self.config.base
-        env_vars: dict[str, str] = {}
-        read_only = []
-        if name == HOST:
-            python = sys.executable
-        else:
+    def sandbox_config(self, request: RunRequest) -> SandboxConfig:
+        """The sandbox a request runs in: this server's environment (checked intact before
+        its first use), the request's limits within the server's, the server's worker cap."""
+        name, wanted_lock = request.environment.name, request.environment.lock_sha256
+        if name != HOST:
             offered = self.environments()
             if name not in offered:
                 raise WireError(f"request: this server has no environment '{name}'")
@@ -134,48 +109,26 @@ class ProgramService:
                     f"request: environment '{name}' here is lock {here}, "
                     f"the request needs {wanted_lock[:12]}"
                 )
-            env = locate_env(name, base.env_dir)
-            self._verify_once(env)
-            python = str(env.python)
-            env_vars.update(env.sample_environment())
-        if base.nltk_data is not None:
-            env_vars["NLTK_DATA"] = str(base.nltk_data)
-            read_only.append(base.nltk_data)
-        asked = limits_from_json(request.get("limits", {}))
-        workers = request.get("workers", 0)
-        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
-            raise WireError("request: field 'workers' must be a non-negative integer")
-        cap = self.config.limits.max_workers
+        workers, cap = request.workers, self.config.limits.max_workers
         if cap > 0:
             workers = min(workers or cap, cap)
-        return SandboxConfig(
-            python=Path(python),
-            workers=workers,
-            limits=_within(asked, self.config),
-            env=tuple(sorted(env_vars.items())),
-            read_only_paths=tuple(read_only),
-            scratch_dir=self.config.paths.cache_dir / "scratch",
-            allow_unsandboxed=False,
-        )
+        request = replace(request, limits=_within(request.limits, self.config), workers=workers)
+        return replace(agent.sandbox_config(request, self._setup), allow_unsandboxed=False)
 
     def results(self, body: bytes) -> Generator[bytes, None, None]:
         """The NDJSON lines answering one run request (run in a worker thread)."""
         try:
-            request = json.loads(body)
+            request = request_from_json(json.loads(body))
+            request = replace(
+                request,
+                programs=tuple(
+                    replace(program, timeout_s=min(program.timeout_s, MAX_TIMEOUT_S))
+                    for program in request.programs
+                ),
+            )
             config = self.sandbox_config(request)
-            raw = request.get("programs")
-            if not isinstance(raw, list):
-                raise WireError("request: field 'programs' must be a list")
-            programs = [
-                replace(program, timeout_s=min(program.timeout_s, MAX_TIMEOUT_S))
-                for program in (program_from_json(p, f"programs[{i}]") for i, p in enumerate(raw))
-            ]
         except (ValueError, PassbenchError) as error:
             yield line({"error": str(error)})
-            return
-        keys = [program.key for program in programs]
-        if len(set(keys)) != len(keys):
-            yield line({"error": "request: program keys must be unique"})
             return
         with self._lock:
             if self._waiting >= self.config.queue_size:
@@ -189,7 +142,7 @@ class ProgramService:
                 self._waiting -= 1
         try:
             with open_sandbox(config) as sandbox:
-                for result in sandbox.run(programs):
+                for result in sandbox.run(request.programs):
                     yield line(result_to_json(result))
                 done = {"isolation": sandbox.isolation.value, "cgroup": sandbox.cgroup}
                 yield line({"done": True, **done})

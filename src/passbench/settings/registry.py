@@ -11,6 +11,10 @@ from typing import Any
 
 CONFIG_FILE_NAME = "passbench.toml"
 
+#: Sandbox backends a user can choose (passbench.sandbox.BACKENDS less the test-only ones;
+#: tests/sandbox/test_registry_and_fallback.py keeps them in step).
+BACKEND_NAMES = ("local", "remote")
+
 #: Top-level tables of a config file that are not a command's: the providers read them.
 PROVIDER_TABLES = ("models", "prices")
 
@@ -158,10 +162,25 @@ _EVALUATE: tuple[Setting, ...] = (
         "backend",
         "text",
         "local",
-        "Where samples run: local (bubblewrap here) or remote (a passbench serve at endpoint).",
-        choices=("local", "remote"),
+        "Where samples run: local (bubblewrap here), remote (a passbench serve at endpoint); "
+        "docs/backends.md describes each.",
+        choices=BACKEND_NAMES,
     ),
     _setting("endpoint", "text", None, "The remote backend's URL (http://HOST:PORT/)."),
+    _setting(
+        "image",
+        "text",
+        None,
+        "docker/podman backends: the image to run (default: the one `passbench image build` "
+        "tags for this version); e2b: the template.",
+    ),
+    _setting(
+        "ray_address",
+        "text",
+        None,
+        "ray backend: the cluster (auto, ray://HOST:10001, HOST:6379); default: RAY_ADDRESS, "
+        "else a cluster on this machine.",
+    ),
     _setting(
         "token",
         "text",
@@ -174,8 +193,8 @@ _EVALUATE: tuple[Setting, ...] = (
         "verify_fraction",
         "number",
         0.0,
-        "Remote backend: run this fraction of its verdicts again here and report every one "
-        "that differs.",
+        "Backends other than local: run this fraction of their verdicts again here and report "
+        "every one that differs.",
         minimum=0,
         below=1.000001,
     ),
