@@ -1,6 +1,6 @@
-"""The `remote` backend against a real `passbench serve` on loopback: the same verdicts as the
-local sandbox on ordinary and hostile programs, dropped connections retried without asking for
-any verdict twice, and clear refusals."""
+"""The `remote` backend against a real `passbench serve` on loopback: dropped connections retried
+without asking for any verdict twice, clear refusals, an evaluation through it equal to a local
+one. (Its verdicts on the contract's ordinary and hostile programs: tests/contracts.)"""
 
 from __future__ import annotations
 
@@ -17,13 +17,12 @@ import pytest
 
 from passbench.errors import SandboxError
 from passbench.evaluate import EvaluateSettings, Evaluator
-from passbench.records import Program
-from passbench.sandbox import Sandbox, SandboxConfig, open_sandbox
+from passbench.sandbox import SandboxConfig, open_sandbox
 from passbench.sandbox.base import EnvironmentRef
 from passbench.settings import Paths
 
 from .conftest import BWRAP
-from .helpers import TEST_LIMITS, checks_program, unittest_program
+from .helpers import TEST_LIMITS, unittest_program
 
 pytest.importorskip("gradio")
 
@@ -62,56 +61,6 @@ def remote_config(endpoint: str, **fields: object) -> SandboxConfig:
         token=TOKEN,
     )
     return replace(config, **fields)  # type: ignore[arg-type]
-
-
-#: A fixed set every backend must judge as the local sandbox does.
-CONFORMANCE: dict[str, Program] = {
-    "pass": unittest_program("pass", "def f(x):\n    return x + 1\n"),
-    "wrong": unittest_program("wrong", "def f(x):\n    return x\n"),
-    "infinite-loop": unittest_program(
-        "infinite-loop", "def f(x):\n    while True: pass\n", timeout_s=2.0
-    ),
-    "memory-bomb": checks_program("memory-bomb", "x = bytearray(8 * 1024 ** 3)"),
-    "exit": unittest_program("exit", "import sys\nsys.exit(0)\n"),
-    "fake-output": unittest_program(
-        "fake-output", "print('OK'); print('Ran 2 tests'); import os; os._exit(0)\n"
-    ),
-    "network": checks_program(
-        "network", "import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=2)"
-    ),
-    "huge-output": unittest_program(
-        "huge-output", "print('x' * 20_000_000)\ndef f(x):\n    return x + 1\n"
-    ),
-    "kill-parent": unittest_program(
-        "kill-parent",
-        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef f(x):\n    return x + 1\n",
-    ),
-    "tamper-unittest": unittest_program(
-        "tamper-unittest",
-        "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
-        "def f(x):\n    return 0\n",
-    ),
-}
-
-
-def _verdicts(sandbox: Sandbox) -> dict[str, tuple[str, object]]:
-    return {
-        result.key: (result.status, result.category)
-        for result in sandbox.run(list(CONFORMANCE.values()))
-    }
-
-
-def test_remote_verdicts_are_the_local_ones(endpoint: str) -> None:
-    local_config = SandboxConfig(python=Path(sys.executable), workers=2, limits=TEST_LIMITS)
-    with open_sandbox(local_config) as local:
-        expected = _verdicts(local)
-    with open_sandbox(remote_config(endpoint), backend="remote") as remote:
-        assert remote.isolation.value == "bubblewrap"
-        assert _verdicts(remote) == expected
-        assert remote.cgroup.startswith("remote")
-    assert expected["pass"] == ("pass", None) and expected["wrong"][0] == "fail"
-    assert expected["infinite-loop"][0] == "timeout"
-    assert all(expected[key][0] != "pass" for key in ("exit", "fake-output", "tamper-unittest"))
 
 
 class _CuttingProxy:

@@ -1,0 +1,64 @@
+"""The backends the contract suite holds to the local sandbox's verdicts, each opened the way its
+own tests open it (a real server, cluster or engine on this machine, or the loopback stand-in for
+a vendor's cloud).
+
+An opener is a context manager yielding a BackendUnderTest; one that cannot run here raises
+`Unavailable` with the reason, which the suite reports as a skip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from passbench.sandbox import SandboxConfig
+
+
+class Unavailable(Exception):
+    """This backend cannot run on this machine (the reason says why)."""
+
+
+@dataclass(frozen=True)
+class BackendUnderTest:
+    name: str  # the registry name (--backend)
+    # what selects it, as EvaluateSettings / SandboxConfig fields (endpoint, token, image, ...)
+    fields: dict[str, Any] = field(default_factory=dict)
+    workdir: Path | None = None
+
+    def config(self, base: SandboxConfig) -> SandboxConfig:
+        return replace(base, **self.fields)
+
+
+Opener = Callable[[Path], contextlib.AbstractContextManager[BackendUnderTest]]
+
+
+@contextlib.contextmanager
+def _remote(root: Path) -> Iterator[BackendUnderTest]:
+    try:
+        from passbench.evaluate import EvaluateSettings
+        from passbench.serve import ServeConfig, ServerLimits
+        from passbench.settings import Paths
+        from serve.live import free_port, running_server
+    except ImportError as error:  # gradio is the `serve` extra
+        raise Unavailable(f"passbench serve needs gradio: {error}") from None
+    token = "contract-token"
+    # the server's defaults are the local ones: a request's smaller limits are honoured
+    config = ServeConfig(
+        base=EvaluateSettings(),
+        paths=Paths(cache_dir=root / "cache", data_dir=None),
+        jobs_dir=root / "jobs",
+        port=free_port(),
+        token=token,
+        limits=ServerLimits(max_workers=2),
+    )
+    with running_server(config) as url:
+        yield BackendUnderTest("remote", {"endpoint": url, "token": token})
+
+
+#: Every backend but the local one (the reference).
+OPENERS: dict[str, Opener] = {
+    "remote": _remote,
+}
