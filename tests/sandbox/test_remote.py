@@ -9,6 +9,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -135,6 +136,33 @@ def test_a_dropped_connection_is_retried_for_the_unanswered_programs_only(endpoi
     assert all(r.status == "pass" for r in results)
     assert proxy.runs == 2 and len(warnings) == 1
     assert "programs again" in warnings[0]
+
+
+def test_a_client_that_goes_away_cancels_its_run_at_once(endpoint: str) -> None:
+    """Closing the stream is the API's cancellation: the server kills the run's samples and
+    frees its slot (this server runs one request at a time) instead of running them out."""
+    import httpx
+
+    from passbench.sandbox.wire import RunRequest, request_to_json
+
+    def body(*programs: object) -> dict[str, object]:
+        request = RunRequest(HOST, TEST_LIMITS, 1, tuple(programs))  # type: ignore[arg-type]
+        return request_to_json(request)
+
+    spin = unittest_program("spin", "def f(x):\n    while True: pass\n", timeout_s=120.0)
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    url = endpoint.rstrip("/") + "/passbench/v1/run"
+    with httpx.Client(headers=headers, timeout=30) as client:
+        with client.stream("POST", url, json=body(spin)) as response:
+            assert response.status_code == 200
+            time.sleep(2.0)  # the spinning sample is running; then the client goes away
+        started = time.monotonic()
+        quick = unittest_program("quick", "def f(x):\n    return x + 1\n")
+        answer = client.post(url, json=body(quick), timeout=60)
+        waited = time.monotonic() - started
+    verdicts = [json.loads(text) for text in answer.text.splitlines() if text.strip()]
+    assert verdicts[0]["key"] == "quick" and verdicts[0]["status"] == "pass"
+    assert waited < 20, f"the next request waited {waited:.0f} s for the abandoned one"
 
 
 def test_refusals_are_one_clear_line(endpoint: str) -> None:

@@ -115,8 +115,12 @@ class ProgramService:
         request = replace(request, limits=_within(request.limits, self.config), workers=workers)
         return replace(agent.sandbox_config(request, self._setup), allow_unsandboxed=False)
 
-    def results(self, body: bytes) -> Generator[bytes, None, None]:
-        """The NDJSON lines answering one run request (run in a worker thread)."""
+    def results(
+        self, body: bytes, cancelled: threading.Event | None = None
+    ) -> Generator[bytes, None, None]:
+        """The NDJSON lines answering one run request (run in a worker thread). Setting
+        `cancelled` (the client went away) stops the run at once: its samples are killed and
+        its slot freed, without waiting for the next verdict."""
         try:
             request = request_from_json(json.loads(body))
             request = replace(
@@ -142,14 +146,31 @@ class ProgramService:
                 self._waiting -= 1
         try:
             with open_sandbox(config) as sandbox:
-                for result in sandbox.run(request.programs):
-                    yield line(result_to_json(result))
+                finished = threading.Event()
+                if cancelled is not None:
+                    threading.Thread(
+                        target=_cancel_when, args=(sandbox, cancelled, finished), daemon=True
+                    ).start()
+                try:
+                    for result in sandbox.run(request.programs):
+                        yield line(result_to_json(result))
+                finally:
+                    finished.set()
                 done = {"isolation": sandbox.isolation.value, "cgroup": sandbox.cgroup}
                 yield line({"done": True, **done})
         except PassbenchError as error:
             yield line({"error": f"the server's sandbox failed: {error}", "retry": True})
         finally:
             self._slots.release()
+
+
+def _cancel_when(sandbox: Any, cancelled: threading.Event, finished: threading.Event) -> None:
+    """Cancel `sandbox`'s run when `cancelled` is set before the run finishes."""
+    while not finished.is_set():
+        if cancelled.wait(0.2):
+            if not finished.is_set():
+                sandbox.cancel()
+            return
 
 
 def _caps(config: ServeConfig) -> dict[str, Any]:
@@ -177,13 +198,16 @@ def _within(asked: Limits, config: ServeConfig) -> Limits:
 #: Seconds without a verdict after which the server sends an empty line, so that a client can
 #: tell a slow run from a dead connection.
 HEARTBEAT_S = 10.0
+#: How often a silent run checks that its client is still connected.
+DISCONNECT_POLL_S = 1.0
 
 
 def _produce(
     lines: Generator[bytes, None, None], out: queue.Queue[bytes | None], stop: threading.Event
 ) -> None:
     """Run `lines` in a thread of its own, handing each line to `out`; when `stop` is set (the
-    client went away) the run is abandoned at the next verdict and its sandbox shut down."""
+    client went away) the run is cancelled at once (ProgramService.results) and its sandbox
+    shut down."""
     try:
         for item in lines:
             if stop.is_set():
@@ -216,21 +240,30 @@ def mount(app: "FastAPI", service: ProgramService) -> None:
             body += chunk
             if len(body) > limit:
                 return JSONResponse({"error": "request larger than max_upload_mb"}, status_code=413)
-        lines = service.results(bytes(body))
-        out: queue.Queue[bytes | None] = queue.Queue()
         stop = threading.Event()
+        lines = service.results(bytes(body), stop)
+        out: queue.Queue[bytes | None] = queue.Queue()
         threading.Thread(target=_produce, args=(lines, out, stop), daemon=True).start()
 
         async def stream() -> AsyncIterator[bytes]:
+            silent_s = 0.0
             try:
                 while True:
                     try:
-                        item = await anyio.to_thread.run_sync(out.get, True, HEARTBEAT_S)
+                        item = await anyio.to_thread.run_sync(out.get, True, DISCONNECT_POLL_S)
                     except queue.Empty:
-                        yield b"\n"  # a heartbeat: the client's read timeout measures silence
+                        # a write to a closed connection may not fail, so ask whether the
+                        # client is still there: a client that went away cancels its run
+                        if await request.is_disconnected():
+                            return
+                        silent_s += DISCONNECT_POLL_S
+                        if silent_s >= HEARTBEAT_S:
+                            silent_s = 0.0
+                            yield b"\n"  # a heartbeat: the client's read timeout measures silence
                         continue
                     if item is None:
                         return
+                    silent_s = 0.0
                     yield item
             finally:
                 stop.set()  # the client went away, or the run ended
