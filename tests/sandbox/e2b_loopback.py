@@ -434,7 +434,9 @@ class _ProcessService(process_connect.Process):
             start_new_session=True,
         )
         box.processes[process.pid] = process
-        self.server.events.append(Event("start", box.sandbox_id, [config.cmd, *config.args]))
+        # the command, and the deadline the client put on its stream (its `timeout`)
+        started = {"argv": [config.cmd, *config.args], "timeout_ms": ctx.timeout_ms}
+        self.server.events.append(Event("start", box.sandbox_id, started))
         yield _event(Oneof("start", process_pb.ProcessEvent.StartEvent(pid=process.pid)))
         queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
         readers = [

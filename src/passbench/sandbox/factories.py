@@ -20,3 +20,9 @@ def remote(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox
     from passbench.sandbox.remote import RemoteSandbox
 
     return RemoteSandbox(config, warn)
+
+
+def e2b(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
+    from passbench.sandbox.e2b_backend import E2BSandbox
+
+    return E2BSandbox(config, warn)
