@@ -465,7 +465,9 @@ class _ProcessService(process_connect.Process):
                 if not chunk:
                     open_streams -= 1
                     continue
-                yield _event(Oneof("data", process_pb.ProcessEvent.DataEvent(output=Oneof(name, chunk))))  # type: ignore[arg-type]
+                yield _event(
+                    Oneof("data", process_pb.ProcessEvent.DataEvent(output=Oneof(name, chunk)))
+                )  # type: ignore[arg-type]
                 if name == "stdout":
                     self._count_lines(box, chunk)
             code = await process.wait()

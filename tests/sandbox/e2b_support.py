@@ -57,7 +57,7 @@ def e2b_loopback(
     `environment` to run BigCodeBench programs, with `env_dir` its environment's folder and
     `nltk_data` the NLTK data). Where bubblewrap cannot run here, the agent runs programs with
     resource limits only (allow_unsandboxed), as the local backend's fallback does."""
-    with loopback(env_dir=env_dir, nltk_data=nltk_data) as server:
+    with loopback(env_dir=env_dir, nltk_data=nltk_data):
         yield "e2b", loopback_config()
 
 

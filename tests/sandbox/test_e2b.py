@@ -19,8 +19,7 @@ pytest.importorskip("e2b")
 from passbench.cli import main
 from passbench.errors import InputError
 from passbench.records import ExecResult, Program
-from passbench.sandbox import SandboxConfig, describe_backend, open_sandbox
-from passbench.sandbox import e2b_backend
+from passbench.sandbox import SandboxConfig, describe_backend, e2b_backend, open_sandbox
 
 from .e2b_loopback import Event, LoopbackE2B, describe
 from .e2b_support import loopback, loopback_config
@@ -194,14 +193,19 @@ def test_batches_are_chunked_across_sandboxes(
     assert all(_ended(server, sid) for sid in created)
 
 
-def test_sandboxes_are_killed_when_the_run_fails(server: LoopbackE2B, config: SandboxConfig) -> None:
+def test_sandboxes_are_killed_when_the_run_fails(
+    server: LoopbackE2B, config: SandboxConfig
+) -> None:
     def refuse(result: ExecResult) -> None:
         raise RuntimeError("the journal could not be written")
 
     mark = len(server.events)
-    with pytest.raises(RuntimeError, match="journal"):
-        with open_sandbox(config, backend="e2b") as sandbox:
-            list(sandbox.run([PROGRAMS["pass"], _sleeper("slow", 30)], on_result=refuse))
+    programs = [PROGRAMS["pass"], _sleeper("slow", 30)]
+    with (
+        pytest.raises(RuntimeError, match="journal"),
+        open_sandbox(config, backend="e2b") as sandbox,
+    ):
+        list(sandbox.run(programs, on_result=refuse))
     (created,) = _created_since(server, mark)
     assert any(e.kind == "kill" and e.sandbox_id == created for e in server.events)
     assert not server.live()
@@ -265,3 +269,21 @@ def test_the_command_timeout_covers_the_programs_limits() -> None:
     serial = e2b_backend.command_timeout_s(programs, workers=1)
     assert serial >= 40 + 10 + e2b_backend.SLACK_S
     assert e2b_backend.command_timeout_s(programs, workers=2) < serial
+
+
+def test_the_template_dockerfile_is_one_e2b_builds() -> None:
+    """deploy/e2b/e2b.Dockerfile through the SDK's own Dockerfile parser (what a template build
+    sends to E2B): every COPY source exists in the repository, and the image gets bubblewrap
+    and puts passbench first on the login shell's PATH."""
+    from e2b import Template
+
+    root = Path(__file__).resolve().parents[2]
+    dockerfile = root / "deploy" / "e2b" / "e2b.Dockerfile"
+    # COPY sources are relative to the build's context: the repository's root
+    template = Template(file_context_path=root).from_dockerfile(str(dockerfile))
+    steps = json.loads(Template.to_json(template))["steps"]
+    copies = [step["args"][0] for step in steps if step["type"] == "COPY"]
+    assert copies and all((root / source).exists() for source in copies), copies
+    runs = " ".join(step["args"][0] for step in steps if step["type"] == "RUN")
+    assert "bubblewrap" in runs and "passbench env create bigcodebench" in runs
+    assert "/etc/profile.d/passbench.sh" in runs

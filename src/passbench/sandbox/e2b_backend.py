@@ -256,7 +256,9 @@ class E2BSandbox:
 
     def _attempt(self, programs: list[Program]) -> Iterator[ExecResult]:
         """One sandbox runs `programs`: their verdicts as the agent writes them."""
-        request = RunRequest(self.environment, self.config.limits, self.config.workers, tuple(programs))
+        request = RunRequest(
+            self.environment, self.config.limits, self.config.workers, tuple(programs)
+        )
         command_s = command_timeout_s(programs, self.config.workers)
         sandbox = self._create(command_s + SLACK_S)
         where = f"{self.where} sandbox {sandbox.sandbox_id}"
