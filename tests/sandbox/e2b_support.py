@@ -17,6 +17,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import platformdirs
+
 import passbench
 from passbench.sandbox.base import EnvironmentRef, SandboxConfig
 from passbench.sandbox.e2b_backend import DEFAULT_TEMPLATE
@@ -31,10 +33,14 @@ API_KEY = "e2b_loopback_test_key"
 def template_profile(env_dir: Path | None = None, nltk_data: Path | None = None) -> str:
     """What deploy/e2b's image puts in the login shell's profile, for this host: passbench's
     interpreter first on PATH, this checkout's passbench importable, and where the evaluation
-    environment and NLTK data are."""
+    environment (default: where this user's is) and NLTK data are."""
+    # a sandbox's HOME is its own folder: XDG_DATA_HOME keeps this user's data folder, where
+    # `passbench env create` puts evaluation environments by default
+    data_home = Path(platformdirs.user_data_dir("passbench")).parent
     lines = [
         f"export PATH={shlex.quote(str(Path(sys.executable).parent))}:$PATH",
         f"export PYTHONPATH={shlex.quote(str(Path(passbench.__file__).parent.parent))}",
+        f"export XDG_DATA_HOME={shlex.quote(str(data_home))}",
     ]
     if env_dir is not None:
         lines.append(f"export PASSBENCH_ENV_DIR={shlex.quote(str(env_dir))}")
