@@ -162,8 +162,8 @@ _EVALUATE: tuple[Setting, ...] = (
         "backend",
         "text",
         "local",
-        "Where samples run: local (bubblewrap here), remote (a passbench serve at endpoint); "
-        "docs/backends.md describes each.",
+        "Where samples run: local (bubblewrap here), remote (a passbench serve at endpoint), "
+        "e2b (E2B sandboxes from the template `image`); docs/backends.md describes each.",
         choices=BACKEND_NAMES,
     ),
     _setting("endpoint", "text", None, "The remote backend's URL (http://HOST:PORT/)."),
