@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -287,3 +289,11 @@ def test_the_template_dockerfile_is_one_e2b_builds() -> None:
     runs = " ".join(step["args"][0] for step in steps if step["type"] == "RUN")
     assert "bubblewrap" in runs and "passbench env create bigcodebench" in runs
     assert "/etc/profile.d/passbench.sh" in runs
+
+
+def test_the_sdk_is_imported_only_when_the_backend_is_used() -> None:
+    check = (
+        "import sys, passbench.cli, passbench.sandbox.e2b_backend; "
+        "sys.exit(1 if 'e2b' in sys.modules else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", check], timeout=120).returncode == 0
