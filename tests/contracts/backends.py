@@ -58,7 +58,22 @@ def _remote(root: Path) -> Iterator[BackendUnderTest]:
         yield BackendUnderTest("remote", {"endpoint": url, "token": token})
 
 
+@contextlib.contextmanager
+def _e2b(root: Path) -> Iterator[BackendUnderTest]:
+    """E2B's cloud cannot be reached here: its loopback stand-in speaks E2B's REST API and
+    the in-sandbox agent's protocol to the real e2b SDK (tests/sandbox/e2b_loopback.py)."""
+    try:
+        from sandbox.e2b_support import e2b_loopback
+    except ImportError as error:  # the SDK is the `e2b` extra
+        raise Unavailable(f"the e2b backend needs the e2b SDK: {error}") from None
+    with e2b_loopback() as (name, config):
+        yield BackendUnderTest(
+            name, {"image": config.image, "allow_unsandboxed": config.allow_unsandboxed}
+        )
+
+
 #: Every backend but the local one (the reference).
 OPENERS: dict[str, Opener] = {
     "remote": _remote,
+    "e2b": _e2b,
 }
