@@ -11,7 +11,8 @@ Names: "local" (bubblewrap and warm workers; where bubblewrap cannot isolate it 
 `SandboxConfig.allow_unsandboxed` lets it fall back to resource limits only, loudly) and
 "local-rlimit" (that fallback on purpose, for tests), "remote" (a `passbench serve` elsewhere
 runs them: sandbox/remote.py), "e2b" (E2B cloud sandboxes made from a template:
-sandbox/e2b_backend.py).
+sandbox/e2b_backend.py), "ray" (the nodes of a Ray cluster run them, each in its own
+local sandbox: sandbox/ray_backend.py).
 
 Every backend but the local ones also registers a `describe` function in TARGETS: where it will
 run programs and with which environment (a BackendTarget), asked before anything runs, so that
@@ -49,12 +50,14 @@ BACKENDS: dict[str, str] = {
     "local-rlimit": "passbench.sandbox.factories:local_rlimit",
     "remote": "passbench.sandbox.factories:remote",
     "e2b": "passbench.sandbox.factories:e2b",
+    "ray": "passbench.sandbox.factories:ray",
 }
 
 # name -> "module:attribute" of describe(config) -> BackendTarget (backends other than local)
 TARGETS: dict[str, str] = {
     "remote": "passbench.sandbox.remote:describe",
     "e2b": "passbench.sandbox.e2b_backend:describe",
+    "ray": "passbench.sandbox.ray_backend:describe",
 }
 
 

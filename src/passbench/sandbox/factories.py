@@ -26,3 +26,9 @@ def e2b(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
     from passbench.sandbox.e2b_backend import E2BSandbox
 
     return E2BSandbox(config, warn)
+
+
+def ray(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
+    from passbench.sandbox.ray_backend import RaySandbox
+
+    return RaySandbox(config, warn)

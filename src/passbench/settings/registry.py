@@ -13,7 +13,7 @@ CONFIG_FILE_NAME = "passbench.toml"
 
 #: Sandbox backends a user can choose (passbench.sandbox.BACKENDS less the test-only ones;
 #: tests/sandbox/test_registry_and_fallback.py keeps them in step).
-BACKEND_NAMES = ("local", "remote", "e2b")
+BACKEND_NAMES = ("local", "remote", "e2b", "ray")
 
 #: Top-level tables of a config file that are not a command's: the providers read them.
 PROVIDER_TABLES = ("models", "prices")
