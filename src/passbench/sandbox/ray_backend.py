@@ -20,13 +20,16 @@ this backend is chosen.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import version
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -120,8 +123,7 @@ def check_address(address: str) -> None:
     except OSError as error:
         reason = error.strerror or str(error) or type(error).__name__
         raise InputError(
-            f"no Ray cluster answers at {address} ({reason}); check --ray-address or "
-            "RAY_ADDRESS",
+            f"no Ray cluster answers at {address} ({reason}); check --ray-address or RAY_ADDRESS",
             field="ray_address",
         ) from None
 
@@ -158,8 +160,12 @@ class NodeRunner:
         key = repr((request.environment, request.limits, request.workers))
         if self._sandbox is None or key != self._key:
             self.close()
-            # the environment by name and lock, checked intact (SandboxError otherwise)
-            config = sandbox_config(request, RunnerSetup())
+            # the environment by name and lock, checked intact (SandboxError otherwise), found
+            # where this node keeps it (PASSBENCH_ENV_DIR or the default), with the NLTK data
+            # the node was started with (NLTK_DATA), as the agent's --nltk-data
+            nltk = os.environ.get("NLTK_DATA")
+            setup = RunnerSetup(nltk_data=Path(nltk) if nltk else None)
+            config = sandbox_config(request, setup)
             self._sandbox = open_sandbox(config)
             self._key = key
         return self._sandbox
@@ -194,7 +200,9 @@ class NodeRunner:
             sandbox = self._open(request)
             for result in sandbox.run(request.programs):
                 yield line(result_to_json(result))
-            yield line({"done": True, "isolation": sandbox.isolation.value, "cgroup": sandbox.cgroup})
+            yield line(
+                {"done": True, "isolation": sandbox.isolation.value, "cgroup": sandbox.cgroup}
+            )
         except PassbenchError as error:
             # a broken worker pool is this node's infrastructure: other nodes may serve
             self.close()
@@ -246,6 +254,8 @@ class RaySandbox:
         self._lost: set[str] = set()
         self._cgroup = "ray"
         self._connected = False
+        #: verdicts each node has sent, by node name (how a run spread over the cluster)
+        self.served: Counter[str] = Counter()
         if not ray.is_initialized():
             address = _address(config)
             options: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False}
@@ -356,10 +366,9 @@ class RaySandbox:
     def _drop(self, node: _Node) -> None:
         self._nodes.pop(node.node_id, None)
         if node.actor is not None:
-            try:
+            # an actor on a lost node is already gone: Ray may say so any way it likes
+            with contextlib.suppress(Exception):
                 self._ray.kill(node.actor)
-            except Exception:  # noqa: BLE001 - an actor on a lost node is already gone
-                pass
             node.actor = None
 
     def _attempt(self, programs: list[Program]) -> Iterator[ExecResult]:
@@ -371,6 +380,7 @@ class RaySandbox:
         queue = list(programs)
         calls: dict[Any, _Call] = {}
         lost: BaseException | None = None
+        retried: tuple[type[BaseException], ...] = (*self._transient, BackendUnavailable)
 
         def dispatch(node: _Node) -> None:
             size = max(1, CHUNK_PER_WORKER * node.workers)
@@ -379,9 +389,7 @@ class RaySandbox:
                 return
             generator = node.actor.run.remote(self._request(chunk, node.workers))
             call = _Call(node, generator, iter(()))
-            call.reader = read_verdicts(
-                (ray.get(ref) for ref in generator), node.name, call.done
-            )
+            call.reader = read_verdicts((ray.get(ref) for ref in generator), node.name, call.done)
             calls[generator] = call
 
         for node in nodes:
@@ -397,7 +405,7 @@ class RaySandbox:
                     self._cgroup = f"ray:{call.done['cgroup']}"
                 dispatch(call.node)
                 continue
-            except (*self._transient, BackendUnavailable) as error:
+            except retried as error:
                 del calls[ready[0]]
                 self.warn(f"{self.where}: {_first_line(error)}; its other programs go elsewhere")
                 if isinstance(error, self._transient):
@@ -407,6 +415,7 @@ class RaySandbox:
                 if not calls and queue:
                     break  # no node left working: the next attempt looks for nodes again
                 continue
+            self.served[call.node.name] += 1
             yield result
         if lost is not None:
             raise BackendUnavailable(_first_line(lost))
