@@ -347,10 +347,13 @@ class RaySandbox:
             node = self._nodes[node_id]
             try:
                 info = ray.get(check, timeout=PREPARE_TIMEOUT_S)
-            except self._transient:
-                self._lost.add(node_id)  # lost while starting: the next attempt goes without
+            except self._transient as error:
+                # lost while starting (Ray may list a node alive for a while after it went):
+                # the run goes on without it, once every other node has been checked
+                self.warn(f"{self.where}: {node.name} did not start: {_first_line(error)}")
+                self._lost.add(node_id)
                 self._drop(node)
-                raise
+                continue
             if info.get("error"):
                 refused.append(f"{node.name}: {info['error']}")
             elif info.get("passbench") != ours or info.get("protocol") != PROTOCOL:
@@ -362,6 +365,8 @@ class RaySandbox:
             for node in nodes:
                 self._drop(node)
             raise SandboxError(f"{self.where}: " + "; ".join(refused))
+        if not self._nodes:
+            raise BackendUnavailable(f"{self.where}: no node of the cluster could start")
 
     def _drop(self, node: _Node) -> None:
         self._nodes.pop(node.node_id, None)
