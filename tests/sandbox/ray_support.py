@@ -3,6 +3,8 @@ suite): `ray start --head` plus more `ray start --address=...` nodes, each its o
 
     with ray_cluster() as address:          # two nodes, one CPU each
         config = replace(config, ray_address=address)
+    with running_ray(config) as (backend, config):   # the same, for a suite of backends
+        open_sandbox(config, backend=backend)
 
 Every node is a `ray start --block` in a session of its own, so stopping the cluster (or losing
 one node on purpose, `RayCluster.kill_node`) signals only the processes these tests started:
@@ -23,10 +25,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import passbench
+from passbench.sandbox import SandboxConfig
 
 RAY = Path(sys.executable).with_name("ray")
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
@@ -209,3 +212,12 @@ def ray_cluster(nodes: int = 2, cpus_per_node: int = 1) -> Iterator[str]:
     """The address of a real `nodes`-node Ray cluster on this machine (see the module doc)."""
     with running_cluster(nodes, cpus_per_node) as cluster:
         yield cluster.address
+
+
+@contextlib.contextmanager
+def running_ray(config: SandboxConfig) -> Iterator[tuple[str, SandboxConfig]]:
+    """For suites that run every backend: ("ray", `config` pointed at a fresh two-node cluster).
+    Each node finds the environment `config.environment` names on this machine, as any node
+    would (PASSBENCH_ENV_DIR / the default location; NLTK_DATA from this process)."""
+    with ray_cluster() as address:
+        yield "ray", replace(config, ray_address=address)

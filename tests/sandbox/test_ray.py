@@ -5,6 +5,7 @@ one line and exit 2."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -212,3 +213,38 @@ def test_bigcodebench_ground_truth_through_ray_is_local(
         got = _verdicts(sandbox.run(programs))
     assert got == expected
     assert sum(status == "pass" for status, _ in got.values()) >= len(programs) - 1
+
+
+@pytest.mark.slow
+def test_cli_evaluates_through_ray_and_a_rerun_resumes_from_the_journal(
+    cluster: RayCluster, data_dir: Path, tmp_path: Path
+) -> None:
+    correct = "def truncate_number(number):\n    return number % 1.0\n"
+    wrong = "def truncate_number(number):\n    return 0.0\n"
+    rows = [
+        {"task_id": "HumanEval/2", "solution": (wrong if i % 4 == 0 else correct) + f"# {i}\n"}
+        for i in range(8)
+    ]
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    command = [sys.executable, "-m", "passbench.cli", "evaluate", "--benchmark", "humaneval"]
+    command += ["--samples", str(samples), "--no-gt", "--tasks", "HumanEval/2"]
+    command += ["--backend", "ray", "--ray-address", cluster.address]
+    env = dict(os.environ, PASSBENCH_DATA_DIR=str(data_dir), PASSBENCH_CACHE_DIR=str(tmp_path))
+    env["PYTHONPATH"] = os.pathsep.join([SOURCE, env.get("PYTHONPATH", "")])
+
+    def evaluate() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
+
+    first = evaluate()
+    assert first.returncode == 0, first.stderr
+    results = json.loads((tmp_path / "s_eval_results.json").read_text())
+    statuses = [entry["status"] for entry in results["eval"]["HumanEval/2"]]
+    assert sorted(statuses) == ["fail"] * 2 + ["pass"] * 6
+    assert results["backend"]["name"] == "ray"
+    assert results["backend"]["location"] == cluster.address
+    again = evaluate()
+    assert again.returncode == 0, again.stderr
+    assert "(8 verdicts reused from the journal)" in again.stdout
