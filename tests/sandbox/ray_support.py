@@ -156,7 +156,7 @@ class RayCluster:
             if node.alive:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(node.process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 5
         for node in reversed(self.nodes):
             with contextlib.suppress(subprocess.TimeoutExpired):
                 node.process.wait(timeout=max(0.1, deadline - time.monotonic()))

@@ -243,8 +243,10 @@ def test_cli_evaluates_through_ray_and_a_rerun_resumes_from_the_journal(
     results = json.loads((tmp_path / "s_eval_results.json").read_text())
     statuses = [entry["status"] for entry in results["eval"]["HumanEval/2"]]
     assert sorted(statuses) == ["fail"] * 2 + ["pass"] * 6
-    assert results["backend"]["name"] == "ray"
-    assert results["backend"]["location"] == cluster.address
+    meta = results["passbench"]
+    assert meta["backend"]["name"] == "ray"
+    assert meta["backend"]["location"] == cluster.address
+    assert meta["isolation"] == "bubblewrap" and meta["cgroup"].startswith("ray:")
     again = evaluate()
     assert again.returncode == 0, again.stderr
     assert "(8 verdicts reused from the journal)" in again.stdout

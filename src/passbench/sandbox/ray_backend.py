@@ -27,7 +27,7 @@ import socket
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 from types import ModuleType
@@ -185,6 +185,7 @@ class NodeRunner:
         try:
             sandbox = self._open(request_from_json(json.loads(request_json)))
             info["isolation"] = sandbox.isolation.value
+            info["cgroup"] = sandbox.cgroup
         except PassbenchError as error:
             info["error"] = str(error)
         return info
@@ -253,6 +254,7 @@ class RaySandbox:
         # heartbeats are missed), and a node that comes back does so under a new id
         self._lost: set[str] = set()
         self._cgroup = "ray"
+        self._cgroups: set[str] = set()  # what the nodes said, over the run
         self._connected = False
         #: verdicts each node has sent, by node name (how a run spread over the cluster)
         self.served: Counter[str] = Counter()
@@ -275,6 +277,13 @@ class RaySandbox:
                 ) from None
             self._connected = True  # so close() disconnects: a connection we made is ours
         self._runner = ray.remote(NodeRunner)
+        try:
+            # every node checked before anything runs: one without the environment (or
+            # bubblewrap, or this passbench) is named now, not halfway through the run
+            self._alive_nodes()
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def isolation(self) -> Isolation:
@@ -354,6 +363,7 @@ class RaySandbox:
                 self._lost.add(node_id)
                 self._drop(node)
                 continue
+            self._cgroups.add(str(info.get("cgroup", "none")))
             if info.get("error"):
                 refused.append(f"{node.name}: {info['error']}")
             elif info.get("passbench") != ours or info.get("protocol") != PROTOCOL:
@@ -367,6 +377,8 @@ class RaySandbox:
             raise SandboxError(f"{self.where}: " + "; ".join(refused))
         if not self._nodes:
             raise BackendUnavailable(f"{self.where}: no node of the cluster could start")
+        # how the nodes cap their workers ("ray:v2"; "ray:none,v2" when they differ)
+        self._cgroup = "ray:" + ",".join(sorted(self._cgroups))
 
     def _drop(self, node: _Node) -> None:
         self._nodes.pop(node.node_id, None)
@@ -382,7 +394,11 @@ class RaySandbox:
         loss is raised, so the programs it held are tried again."""
         ray = self._ray
         nodes = self._alive_nodes()
-        queue = list(programs)
+        # every chunk asks for the modules the whole batch preloads, as the local sandbox's
+        # workers preload them for a batch given at once: a node's workers then start once,
+        # not again (tensorflow and all) whenever a chunk brings a new library
+        preload = tuple(sorted({module for program in programs for module in program.preload}))
+        queue = [replace(program, preload=preload) for program in programs]
         calls: dict[Any, _Call] = {}
         lost: BaseException | None = None
         retried: tuple[type[BaseException], ...] = (*self._transient, BackendUnavailable)
@@ -406,8 +422,6 @@ class RaySandbox:
                 result = next(call.reader)
             except StopIteration:  # the chunk is answered: the node takes the next one
                 del calls[ready[0]]
-                if call.done.get("cgroup"):
-                    self._cgroup = f"ray:{call.done['cgroup']}"
                 dispatch(call.node)
                 continue
             except retried as error:
