@@ -81,9 +81,13 @@ def timed(config: SandboxConfig, backend: str, batch: list[Program]) -> dict[str
         "samples_per_s": round(len(verdicts) / wall, 3),
         "passed": sum(r.status == "pass" for r in verdicts.values()),
         "served_by_node": served,
+        # the bound no scheduling beats: the longest program, and the programs' summed time
+        "longest_program": max(((r.wall_s, k) for k, r in verdicts.items()), default=(0, "")),
+        "programs_wall_sum_s": round(sum(r.wall_s for r in verdicts.values()), 1),
         "verdicts": {
             key: [r.status, r.category.value if r.category else None] for key, r in verdicts.items()
         },
+        "wall_s_by_program": {key: round(r.wall_s, 2) for key, r in verdicts.items()},
     }
 
 
@@ -118,6 +122,7 @@ def main() -> int:
     print(f"{len(batch)} programs; local: {workers} workers")
     local = timed(local_config, "local", batch)
     print(f"  local: {local['wall_s']} s, {local['samples_per_s']} samples/s")
+    print(f"  longest program {local['longest_program']}, sum {local['programs_wall_sum_s']} s")
     facts: dict[str, Any] = {}
     if options.address:
         config = SandboxConfig(
@@ -136,6 +141,7 @@ def main() -> int:
             ray = timed(config, "ray", batch)
             facts["cluster_rss_after_run_mb"] = cluster_memory_mb(cluster)
     print(f"  ray:   {ray['wall_s']} s, {ray['samples_per_s']} samples/s")
+    print(f"  longest program {ray['longest_program']}, sum {ray['programs_wall_sum_s']} s")
     disagree = sorted(
         k for k in local["verdicts"] if local["verdicts"][k] != ray["verdicts"].get(k)
     )

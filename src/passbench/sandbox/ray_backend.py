@@ -42,6 +42,7 @@ from passbench.errors import (
 )
 from passbench.records import ExecResult, Isolation, Program
 from passbench.sandbox.base import BackendTarget, EnvironmentRef, ResultCallback, SandboxConfig
+from passbench.sandbox.local import schedule
 from passbench.sandbox.retrying import run_with_retries
 from passbench.sandbox.wire import (
     PROTOCOL,
@@ -398,7 +399,8 @@ class RaySandbox:
         # workers preload them for a batch given at once: a node's workers then start once,
         # not again (tensorflow and all) whenever a chunk brings a new library
         preload = tuple(sorted({module for program in programs for module in program.preload}))
-        queue = [replace(program, preload=preload) for program in programs]
+        # slowest first over the whole batch (by expected duration), as one node would
+        queue = [replace(program, preload=preload) for program in schedule(programs)]
         calls: dict[Any, _Call] = {}
         lost: BaseException | None = None
         retried: tuple[type[BaseException], ...] = (*self._transient, BackendUnavailable)
