@@ -193,14 +193,18 @@ def _listening(address: str) -> bool:
 
 
 @contextlib.contextmanager
-def running_cluster(nodes: int = 2, cpus_per_node: int = 1) -> Iterator[RayCluster]:
-    """A cluster of `nodes` nodes (the head one of them), stopped on exit, whatever happened."""
+def running_cluster(
+    nodes: int = 2, cpus_per_node: int = 1, env: Mapping[str, str] | None = None
+) -> Iterator[RayCluster]:
+    """A cluster of `nodes` nodes (the head one of them), stopped on exit, whatever happened.
+    `env` is added to the nodes' environment (NLTK_DATA, PASSBENCH_ENV_DIR: what a node's
+    sandbox reads)."""
     # short: Ray's socket paths live under it and must fit in a Unix socket address
     root = Path(tempfile.mkdtemp(prefix="pbray-", dir="/tmp" if Path("/tmp").is_dir() else None))
     cluster = RayCluster(root)
     try:
         for _ in range(nodes):
-            cluster.add_node(cpus=cpus_per_node)
+            cluster.add_node(cpus=cpus_per_node, env=env)
         yield cluster
     finally:
         cluster.stop()
@@ -208,16 +212,22 @@ def running_cluster(nodes: int = 2, cpus_per_node: int = 1) -> Iterator[RayClust
 
 
 @contextlib.contextmanager
-def ray_cluster(nodes: int = 2, cpus_per_node: int = 1) -> Iterator[str]:
+def ray_cluster(
+    nodes: int = 2, cpus_per_node: int = 1, env: Mapping[str, str] | None = None
+) -> Iterator[str]:
     """The address of a real `nodes`-node Ray cluster on this machine (see the module doc)."""
-    with running_cluster(nodes, cpus_per_node) as cluster:
+    with running_cluster(nodes, cpus_per_node, env) as cluster:
         yield cluster.address
 
 
 @contextlib.contextmanager
-def running_ray(config: SandboxConfig) -> Iterator[tuple[str, SandboxConfig]]:
+def running_ray(
+    config: SandboxConfig, env: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, SandboxConfig]]:
     """For suites that run every backend: ("ray", `config` pointed at a fresh two-node cluster).
     Each node finds the environment `config.environment` names on this machine, as any node
-    would (PASSBENCH_ENV_DIR / the default location; NLTK_DATA from this process)."""
-    with ray_cluster() as address:
+    would (PASSBENCH_ENV_DIR / the default location), and NLTK data where NLTK_DATA says: in
+    `env`, else this process's environment. `config.env` is not sent: a node's samples get
+    the environment's variables and the node's NLTK data, as with the agent."""
+    with ray_cluster(env=env) as address:
         yield "ray", replace(config, ray_address=address)
