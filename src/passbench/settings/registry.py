@@ -163,7 +163,8 @@ _EVALUATE: tuple[Setting, ...] = (
         "text",
         "local",
         "Where samples run: local (bubblewrap here), remote (a passbench serve at endpoint), "
-        "e2b (E2B sandboxes from the template `image`); docs/backends.md describes each.",
+        "e2b (E2B sandboxes from the template `image`), ray (the nodes of a Ray cluster at "
+        "`ray_address`); docs/backends.md describes each.",
         choices=BACKEND_NAMES,
     ),
     _setting("endpoint", "text", None, "The remote backend's URL (http://HOST:PORT/)."),
