@@ -112,13 +112,10 @@ def cluster_memory_mb(cluster: RayCluster) -> float:
 def main() -> int:
     options = parse_arguments()
     batch = programs(options.tasks)
-    nltk = data_dir() / "nltk_data"
-    os.environ["NLTK_DATA"] = str(nltk)  # the nodes (started from here) read it, as the local
     wanted = EnvironmentRef("bigcodebench")
     workers = options.nodes  # the same cores: N local workers, N one-CPU nodes
-    local_config = sandbox_config(
-        RunRequest(wanted, Limits(), workers, ()), RunnerSetup(nltk_data=nltk)
-    )
+    # the local sandbox exactly as each node makes its own (environment by name, its NLTK data)
+    local_config = sandbox_config(RunRequest(wanted, Limits(), workers, ()), RunnerSetup())
     print(f"{len(batch)} programs; local: {workers} workers")
     local = timed(local_config, "local", batch)
     print(f"  local: {local['wall_s']} s, {local['samples_per_s']} samples/s")

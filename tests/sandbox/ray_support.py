@@ -197,8 +197,8 @@ def running_cluster(
     nodes: int = 2, cpus_per_node: int = 1, env: Mapping[str, str] | None = None
 ) -> Iterator[RayCluster]:
     """A cluster of `nodes` nodes (the head one of them), stopped on exit, whatever happened.
-    `env` is added to the nodes' environment (NLTK_DATA, PASSBENCH_ENV_DIR: what a node's
-    sandbox reads)."""
+    `env` is added to the nodes' environment (PASSBENCH_ENV_DIR: where a node finds the
+    evaluation environment)."""
     # short: Ray's socket paths live under it and must fit in a Unix socket address
     root = Path(tempfile.mkdtemp(prefix="pbray-", dir="/tmp" if Path("/tmp").is_dir() else None))
     cluster = RayCluster(root)
@@ -226,8 +226,8 @@ def running_ray(
 ) -> Iterator[tuple[str, SandboxConfig]]:
     """For suites that run every backend: ("ray", `config` pointed at a fresh two-node cluster).
     Each node finds the environment `config.environment` names on this machine, as any node
-    would (PASSBENCH_ENV_DIR / the default location), and NLTK data where NLTK_DATA says: in
-    `env`, else this process's environment. `config.env` is not sent: a node's samples get
-    the environment's variables and the node's NLTK data, as with the agent."""
+    would (PASSBENCH_ENV_DIR in `env` or this process's environment, else the default
+    location), with its own NLTK data. `config.env` is not sent: a node's samples get the
+    environment's variables, as with the agent."""
     with ray_cluster(env=env) as address:
         yield "ray", replace(config, ray_address=address)

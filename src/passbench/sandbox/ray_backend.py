@@ -29,7 +29,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from importlib.metadata import version
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -163,10 +162,8 @@ class NodeRunner:
             self.close()
             # the environment by name and lock, checked intact (SandboxError otherwise), found
             # where this node keeps it (PASSBENCH_ENV_DIR or the default), with the NLTK data
-            # the node was started with (NLTK_DATA), as the agent's --nltk-data
-            nltk = os.environ.get("NLTK_DATA")
-            setup = RunnerSetup(nltk_data=Path(nltk) if nltk else None)
-            config = sandbox_config(request, setup)
+            # it was built with, as a local run uses it
+            config = sandbox_config(request, RunnerSetup())
             self._sandbox = open_sandbox(config)
             self._key = key
         return self._sandbox
