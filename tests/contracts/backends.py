@@ -72,8 +72,22 @@ def _e2b(root: Path) -> Iterator[BackendUnderTest]:
         )
 
 
+@contextlib.contextmanager
+def _ray(root: Path) -> Iterator[BackendUnderTest]:
+    """A real two-node Ray cluster on this machine (`ray start --head` plus a node)."""
+    try:
+        from sandbox.ray_support import ray_available, ray_cluster
+    except ImportError as error:
+        raise Unavailable(f"ray: {error}") from None
+    if not ray_available():
+        raise Unavailable("ray is not installed (the 'ray' extra)")
+    with ray_cluster() as address:
+        yield BackendUnderTest("ray", {"ray_address": address})
+
+
 #: Every backend but the local one (the reference).
 OPENERS: dict[str, Opener] = {
     "remote": _remote,
     "e2b": _e2b,
+    "ray": _ray,
 }
