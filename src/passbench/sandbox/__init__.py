@@ -11,7 +11,8 @@ Names: "local" (bubblewrap and warm workers; where bubblewrap cannot isolate it 
 `SandboxConfig.allow_unsandboxed` lets it fall back to resource limits only, loudly) and
 "local-rlimit" (that fallback on purpose, for tests), "remote" (a `passbench serve` elsewhere
 runs them: sandbox/remote.py), "e2b" (E2B cloud sandboxes made from a template:
-sandbox/e2b_backend.py).
+sandbox/e2b_backend.py), "docker" and "podman" (containers of the runner image run them:
+sandbox/container.py).
 
 Every backend but the local ones also registers a `describe` function in TARGETS: where it will
 run programs and with which environment (a BackendTarget), asked before anything runs, so that
@@ -49,12 +50,16 @@ BACKENDS: dict[str, str] = {
     "local-rlimit": "passbench.sandbox.factories:local_rlimit",
     "remote": "passbench.sandbox.factories:remote",
     "e2b": "passbench.sandbox.factories:e2b",
+    "docker": "passbench.sandbox.factories:docker",
+    "podman": "passbench.sandbox.factories:podman",
 }
 
 # name -> "module:attribute" of describe(config) -> BackendTarget (backends other than local)
 TARGETS: dict[str, str] = {
     "remote": "passbench.sandbox.remote:describe",
     "e2b": "passbench.sandbox.e2b_backend:describe",
+    "docker": "passbench.sandbox.container:describe_docker",
+    "podman": "passbench.sandbox.container:describe_podman",
 }
 
 

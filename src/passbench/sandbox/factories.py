@@ -26,3 +26,15 @@ def e2b(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
     from passbench.sandbox.e2b_backend import E2BSandbox
 
     return E2BSandbox(config, warn)
+
+
+def docker(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
+    from passbench.sandbox.container import ContainerSandbox
+
+    return ContainerSandbox(config, "docker", warn)
+
+
+def podman(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
+    from passbench.sandbox.container import ContainerSandbox
+
+    return ContainerSandbox(config, "podman", warn)

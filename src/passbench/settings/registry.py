@@ -13,7 +13,7 @@ CONFIG_FILE_NAME = "passbench.toml"
 
 #: Sandbox backends a user can choose (passbench.sandbox.BACKENDS less the test-only ones;
 #: tests/sandbox/test_registry_and_fallback.py keeps them in step).
-BACKEND_NAMES = ("local", "remote", "e2b")
+BACKEND_NAMES = ("local", "remote", "e2b", "docker", "podman")
 
 #: Top-level tables of a config file that are not a command's: the providers read them.
 PROVIDER_TABLES = ("models", "prices")
@@ -163,7 +163,8 @@ _EVALUATE: tuple[Setting, ...] = (
         "text",
         "local",
         "Where samples run: local (bubblewrap here), remote (a passbench serve at endpoint), "
-        "e2b (E2B sandboxes from the template `image`); docs/backends.md describes each.",
+        "e2b (E2B sandboxes from the template `image`), docker/podman (containers of the runner "
+        "image); docs/backends.md describes each.",
         choices=BACKEND_NAMES,
     ),
     _setting("endpoint", "text", None, "The remote backend's URL (http://HOST:PORT/)."),
