@@ -266,6 +266,7 @@ class ContainerSandbox:
         self._cgroup = f"{engine}"
         self._live: set[str] = set()
         self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def isolation(self) -> Isolation:
@@ -340,6 +341,8 @@ class ContainerSandbox:
     def _container(
         self, programs: list[Program], stop: threading.Event | None = None
     ) -> Iterator[ExecResult]:
+        if self._closed:
+            raise SandboxError(f"the {self.engine} backend was closed")
         name = f"passbench-{uuid.uuid4().hex[:16]}"
         request = RunRequest(
             self.environment, self.config.limits, self.workers_each, tuple(programs)
@@ -371,6 +374,8 @@ class ContainerSandbox:
                             return
                         yield result
                 except BackendUnavailable as error:
+                    if self._closed:  # close() removed it: nothing to retry
+                        raise SandboxError(f"the {self.engine} backend was closed") from None
                     raise BackendUnavailable(f"{error}{_exit_note(process, errors)}") from None
                 self._take_done(done)
                 clean = process.wait(timeout=60) == 0
@@ -410,6 +415,7 @@ class ContainerSandbox:
             self._remove(name)
 
     def close(self) -> None:
+        self._closed = True
         self._remove_live()
 
     def __enter__(self) -> ContainerSandbox:
