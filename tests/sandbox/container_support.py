@@ -109,7 +109,9 @@ def _ensure_base() -> None:
     if _run("podman", "image", "exists", BASE_IMAGE).returncode == 0:
         return
     if shutil.which("debootstrap") is None or os.geteuid() != 0:
-        pytest.skip("the test base image needs debootstrap, run as root (apt-get install debootstrap)")
+        pytest.skip(
+            "the test base image needs debootstrap, run as root (apt-get install debootstrap)"
+        )
     with tempfile.TemporaryDirectory(prefix="passbench-rootfs-") as root:
         mirror = os.environ.get("PASSBENCH_TEST_DEBIAN_MIRROR", "http://deb.debian.org/debian")
         made = _run(
@@ -125,7 +127,10 @@ def _ensure_base() -> None:
             pytest.fail(f"debootstrap failed: {made.stdout[-500:]}{made.stderr[-500:]}")
         tar = subprocess.Popen(["tar", "-C", root, "-c", "."], stdout=subprocess.PIPE)
         imported = subprocess.run(
-            ["podman", "import", "-", BASE_IMAGE], stdin=tar.stdout, capture_output=True, check=False
+            ["podman", "import", "-", BASE_IMAGE],
+            stdin=tar.stdout,
+            capture_output=True,
+            check=False,
         )
         tar.wait()
         if imported.returncode != 0:

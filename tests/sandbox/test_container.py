@@ -104,7 +104,7 @@ def test_image_environment_from_labels() -> None:
     empty = _labels(**{lock_label("bigcodebench"): ""})
     with pytest.raises(SandboxError, match=r"no 'bigcodebench' environment \(it has: none\)"):
         image_environment(empty, wanted, "img")
-    with pytest.raises(SandboxError, match="holds passbench 0.0.1.*passbench image build"):
+    with pytest.raises(SandboxError, match=r"holds passbench 0\.0\.1.*passbench image build"):
         image_environment(_labels(**{"org.passbench.version": "0.0.1"}), wanted, "img")
 
 

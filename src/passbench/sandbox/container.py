@@ -96,8 +96,10 @@ def parse_inspect(output: str, image: str) -> ImageInfo:
         data = data[0] if data else None
     if not isinstance(data, dict) or not isinstance(data.get("Id"), str):
         raise SandboxError(f"image inspect {image}: no image id in the answer")
-    config = data.get("Config") if isinstance(data.get("Config"), dict) else {}
-    labels = config.get("Labels") or data.get("Labels") or {}
+    config = data.get("Config")
+    labels = (
+        (config.get("Labels") if isinstance(config, dict) else None) or data.get("Labels") or {}
+    )
     if not isinstance(labels, dict):
         raise SandboxError(f"image inspect {image}: labels are not a mapping")
     image_id = data["Id"] if data["Id"].startswith("sha256:") else "sha256:" + data["Id"]
@@ -159,7 +161,9 @@ def describe_engine(config: SandboxConfig, engine: str) -> BackendTarget:
     """The image this run's containers start from (by id) and the environment it offers."""
     image = config.image or default_image()
     info = inspect_image(engine, image)
-    environment = image_environment(info.labels, config.environment or EnvironmentRef("host"), image)
+    environment = image_environment(
+        info.labels, config.environment or EnvironmentRef("host"), image
+    )
     return BackendTarget(
         backend=engine,
         location=f"{image}@{info.id}",
