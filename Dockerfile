@@ -57,11 +57,15 @@ RUN python3 -m venv /opt/passbench/venv \
     && rm -rf /dist
 ENV PATH=/opt/passbench/venv/bin:$PATH
 
-# the evaluation environments, from the locks inside the wheel; their NLTK data is fetched now
+# the evaluation environments, from the locks inside the wheel; their NLTK data is fetched now.
+# Built from the base image's interpreter, not passbench's venv (which `python3` now is): the
+# sandbox makes an environment's own prefix and its base Python visible to samples, nothing else.
 RUN set -eu; \
+    base_python="$(python -c 'import sys; print(f"{sys.base_prefix}/bin/python{sys.version_info[0]}.{sys.version_info[1]}")')"; \
+    test -x "$base_python"; \
     for name in $ENVIRONMENTS; do \
       args=""; for a in $PIP_ARGS; do args="$args --pip-arg=$a"; done; \
-      passbench env create "$name" --path "/opt/passbench/envs/$name" --python "$(command -v python3)" $args; \
+      passbench env create "$name" --path "/opt/passbench/envs/$name" --python "$base_python" $args; \
     done; \
     if [ -n "$BIGCODEBENCH_LOCK_SHA256" ]; then \
       grep -q "\"lock_sha256\": \"$BIGCODEBENCH_LOCK_SHA256\"" /opt/passbench/envs/bigcodebench/passbench-env.json \

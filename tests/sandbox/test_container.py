@@ -57,7 +57,7 @@ def test_run_command_is_exactly_the_isolating_one() -> None:
         "--memory=2688m", "--memory-swap=2688m", "--pids-limit=192",
         "--ulimit=nofile=4096:4096", "--ulimit=nproc=192:192",
         "--cap-drop=ALL", "--security-opt=no-new-privileges", "--user=10001:10001",
-        "--security-opt=unmask=/proc/*", "sha256:abc",
+        "--security-opt=unmask=/proc/*", "sha256:abc", "--skip-integrity-check",
     ]  # fmt: skip
 
 
@@ -67,7 +67,7 @@ def test_docker_needs_more_to_nest_bubblewrap_and_networking_is_opt_in() -> None
     assert "--security-opt=seccomp=unconfined" in command
     assert "--security-opt=systempaths=unconfined" in command
     assert "--network=bridge" in command and "--network=none" not in command
-    assert command[-2:] == ["sha256:abc", "--allow-unsandboxed"]
+    assert command[-3:] == ["sha256:abc", "--skip-integrity-check", "--allow-unsandboxed"]
 
 
 def _labels(**extra: str) -> dict[str, str]:
