@@ -6,6 +6,7 @@ only its pending programs, and no container is left behind."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import subprocess
 import threading
@@ -141,6 +142,36 @@ def test_missing_engine_says_what_to_install(monkeypatch: pytest.MonkeyPatch) ->
         engine_command("podman")
     with pytest.raises(SandboxError, match="needs the `docker` command"):
         describe_backend(SandboxConfig(python=PYTHON, image="x"), "docker")
+
+
+def test_the_agent_skips_the_integrity_check_only_when_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the container backend passes (--skip-integrity-check) reaches the runner setup;
+    without it the agent checks the environment, as on a host."""
+    from passbench.sandbox import agent
+
+    setups: list[agent.RunnerSetup] = []
+
+    def answer(request: object, setup: agent.RunnerSetup) -> Iterator[bytes]:
+        setups.append(setup)
+        yield b'{"done": true}\n'
+
+    monkeypatch.setattr(agent, "answer", answer)
+    body = b'{"protocol": 1, "environment": {"name": "host"}, "programs": []}'
+    monkeypatch.setattr(agent.sys, "stdin", _Stdin(body))
+    assert agent.main(["--skip-integrity-check"]) == 0
+    monkeypatch.setattr(agent.sys, "stdin", _Stdin(body))
+    assert agent.main([]) == 0
+    skipping, checking = setups
+    assert skipping.verify is not None and checking.verify is None
+
+
+class _Stdin:
+    """sys.stdin as the agent reads it (its .buffer)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.buffer = io.BytesIO(data)
 
 
 # --- real podman containers --------------------------------------------------------------------
