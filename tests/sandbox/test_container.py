@@ -24,6 +24,7 @@ from passbench.records import ExecResult, Isolation, Program
 from passbench.sandbox import BACKENDS, TARGETS, Sandbox, describe_backend, open_sandbox
 from passbench.sandbox.base import EnvironmentRef, Limits, SandboxConfig
 from passbench.sandbox.container import (
+    ContainerSandbox,
     engine_command,
     image_environment,
     parse_inspect,
@@ -263,12 +264,12 @@ def test_the_container_itself_has_no_network_and_a_read_only_root(
     }  # fmt: skip
 
 
-def _agent_containers() -> list[str]:
+def _existing(names: list[str]) -> list[str]:
+    """Which of these containers the engine still has (running or not)."""
     listed = subprocess.run(
-        ["podman", "ps", "-a", "-q", "--filter", "label=org.passbench.agent=1"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return listed.stdout.split()
+        ["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True
+    )
+    return sorted(set(names) & set(listed.stdout.split()))
 
 
 @pytest.mark.slow
@@ -280,24 +281,26 @@ def test_a_killed_container_costs_only_its_pending_programs(podman_config: Sandb
     config = replace(podman_config, workers=1)
     warnings: list[str] = []
     seen: list[str] = []
-    killed = threading.Event()
-
-    def kill_on_first(result: ExecResult) -> None:
-        seen.append(result.key)
-        if not killed.is_set():
-            killed.set()
-            for container in _agent_containers():
-                subprocess.run(["podman", "kill", container], capture_output=True, check=False)
-
-    started = time.monotonic()
+    started: list[str] = []
     with open_sandbox(config, "podman", warn=warnings.append) as sandbox:
+        assert isinstance(sandbox, ContainerSandbox)
+
+        def kill_on_first(result: ExecResult) -> None:
+            seen.append(result.key)
+            if not started:
+                started.extend(sandbox.running)
+                for name in started:
+                    subprocess.run(["podman", "kill", name], capture_output=True, check=False)
+
+        begun = time.monotonic()
         results = list(sandbox.run(programs, on_result=kill_on_first))
+    assert started, "no container was running at the first verdict"
     assert sorted(r.key for r in results) == sorted(p.key for p in programs)
     assert sorted(seen) == sorted(p.key for p in programs)  # each verdict once
     assert all(r.status == "pass" for r in results)
     assert warnings and "exit 137" in warnings[0]
-    assert time.monotonic() - started < 60
-    assert _agent_containers() == []
+    assert time.monotonic() - begun < 60
+    assert _existing(started) == []
 
 
 def _drain(stream: Iterator[ExecResult]) -> None:
@@ -311,12 +314,36 @@ def test_an_abandoned_run_leaves_no_container(podman_config: SandboxConfig) -> N
         unittest_program(f"nap{i}", "import time\ndef f(x):\n    time.sleep(20)") for i in range(2)
     ]
     with open_sandbox(replace(podman_config, workers=1), "podman") as sandbox:
+        assert isinstance(sandbox, ContainerSandbox)
         stream = sandbox.run(programs)
         thread = threading.Thread(target=_drain, args=(stream,), daemon=True)
         thread.start()
         deadline = time.monotonic() + 30
-        while not _agent_containers() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _agent_containers(), "the container never started"
+        while time.monotonic() < deadline:
+            names = sandbox.running
+            if names and _existing(names) == names:
+                break
+            time.sleep(0.1)
+        assert names and _existing(names) == names, "the container never started"
     # close() removed it although its run was still going
-    assert _agent_containers() == []
+    assert _existing(names) == []
+
+
+@pytest.mark.slow
+def test_closing_while_a_container_starts_leaves_none(podman_config: SandboxConfig) -> None:
+    """close() right after the backend named a container, before the engine created it."""
+    programs = [unittest_program("nap", "import time\ndef f(x):\n    time.sleep(20)")]
+    sandbox = open_sandbox(replace(podman_config, workers=1), "podman")
+    assert isinstance(sandbox, ContainerSandbox)
+    thread = threading.Thread(target=_drain, args=(sandbox.run(programs),), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not sandbox.running and time.monotonic() < deadline:
+        time.sleep(0.01)
+    names = sandbox.running
+    assert names
+    sandbox.close()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    time.sleep(2)  # a container created after a first removal would show up by now
+    assert _existing(names) == []

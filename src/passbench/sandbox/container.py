@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -62,6 +63,8 @@ OVERHEAD_MB = 512
 #: get their own RLIMIT_NOFILE from the limits). An explicit value: the engines' default
 #: (often 1048576) fails where the host's hard limit is lower and root lacks CAP_SYS_RESOURCE.
 NOFILE = 4096
+#: How long close() keeps removing containers that are still starting.
+REMOVE_WAIT_S = 30.0
 
 _INSTALL = {
     "docker": "install Docker Engine (docs.docker.com/engine/install)",
@@ -270,13 +273,21 @@ class ContainerSandbox:
         self.workers_each = max(1, workers // self.containers)
         self._isolation = Isolation.BUBBLEWRAP
         self._cgroup = f"{engine}"
-        self._live: set[str] = set()
+        # containers started and not yet cleaned up, with their engine client (None while it
+        # starts)
+        self._live: dict[str, subprocess.Popen[bytes] | None] = {}
         self._lock = threading.Lock()
         self._closed = False
 
     @property
     def isolation(self) -> Isolation:
         return self._isolation
+
+    @property
+    def running(self) -> list[str]:
+        """Names of this sandbox's containers now running (the engine's `--name`)."""
+        with self._lock:
+            return sorted(self._live)
 
     @property
     def cgroup(self) -> str:
@@ -364,11 +375,13 @@ class ContainerSandbox:
         )
         where = f"{self.engine} container {name}"
         with self._lock:
-            self._live.add(name)
+            self._live[name] = None
         with tempfile.TemporaryFile() as errors:
             process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors
             )
+            with self._lock:
+                self._live[name] = process
             clean = False
             try:
                 _feed(process.stdin, payload)
@@ -394,7 +407,7 @@ class ContainerSandbox:
                 if not clean:
                     self._remove(name)
                 with self._lock:
-                    self._live.discard(name)
+                    self._live.pop(name, None)
 
     def _take_done(self, done: dict[str, Any]) -> None:
         try:
@@ -415,10 +428,18 @@ class ContainerSandbox:
         )
 
     def _remove_live(self) -> None:
-        with self._lock:
-            names = sorted(self._live)
-        for name in names:
-            self._remove(name)
+        """Remove every container of this sandbox whose client still runs, until none does: a
+        container being created while it was first removed is removed again once it exists."""
+        deadline = time.monotonic() + REMOVE_WAIT_S
+        while True:
+            with self._lock:
+                live = dict(self._live)
+            pending = sorted(n for n, p in live.items() if p is None or p.poll() is None)
+            for name in pending:
+                self._remove(name)
+            if not pending or time.monotonic() > deadline:
+                return
+            time.sleep(0.2)
 
     def close(self) -> None:
         self._closed = True
