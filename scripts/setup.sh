@@ -5,7 +5,8 @@
 #   the BigCodeBench evaluation environment (a separate venv; cached across runs).
 #
 #   bash scripts/setup.sh          # what running evaluations (and passbench serve) needs
-#   bash scripts/setup.sh --dev    # plus test dependencies (pytest, chromium for report tests)
+#   bash scripts/setup.sh --dev    # plus test dependencies (pytest, chromium for report tests,
+#                                  # podman for the container backend's tests)
 #                                  # and .venv-vllm: vLLM's CPU build for the vllm provider tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,9 @@ if [ -f src/passbench/evalenv/apt-packages.txt ]; then
   done < src/passbench/evalenv/apt-packages.txt
 fi
 if [ "$dev" = 1 ]; then
-  packages+=(chromium)
+  # chromium: the HTML report's screenshot test; podman, runc and debootstrap: the container
+  # backend's tests build a small runner image from a Debian base (tests/sandbox/container_support.py)
+  packages+=(chromium podman runc debootstrap)
 fi
 missing=()
 for package in "${packages[@]}"; do

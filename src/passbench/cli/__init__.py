@@ -24,6 +24,7 @@ _COMMANDS: dict[str, str] = {
     "inspect": "passbench.cli.inspect:inspect",
     "compare": "passbench.cli.compare:compare",
     "serve": "passbench.cli.serve:serve",
+    "image": "passbench.cli.image:image",
 }
 
 

@@ -12,7 +12,8 @@ Names: "local" (bubblewrap and warm workers; where bubblewrap cannot isolate it 
 "local-rlimit" (that fallback on purpose, for tests), "remote" (a `passbench serve` elsewhere
 runs them: sandbox/remote.py), "e2b" (E2B cloud sandboxes made from a template:
 sandbox/e2b_backend.py), "ray" (the nodes of a Ray cluster run them, each in its own
-local sandbox: sandbox/ray_backend.py).
+local sandbox: sandbox/ray_backend.py), "docker" and "podman" (containers of the runner image
+run them: sandbox/container.py).
 
 Every backend but the local ones also registers a `describe` function in TARGETS: where it will
 run programs and with which environment (a BackendTarget), asked before anything runs, so that
@@ -51,6 +52,8 @@ BACKENDS: dict[str, str] = {
     "remote": "passbench.sandbox.factories:remote",
     "e2b": "passbench.sandbox.factories:e2b",
     "ray": "passbench.sandbox.factories:ray",
+    "docker": "passbench.sandbox.factories:docker",
+    "podman": "passbench.sandbox.factories:podman",
 }
 
 # name -> "module:attribute" of describe(config) -> BackendTarget (backends other than local)
@@ -58,6 +61,8 @@ TARGETS: dict[str, str] = {
     "remote": "passbench.sandbox.remote:describe",
     "e2b": "passbench.sandbox.e2b_backend:describe",
     "ray": "passbench.sandbox.ray_backend:describe",
+    "docker": "passbench.sandbox.container:describe_docker",
+    "podman": "passbench.sandbox.container:describe_podman",
 }
 
 

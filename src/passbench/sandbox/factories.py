@@ -32,3 +32,15 @@ def ray(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
     from passbench.sandbox.ray_backend import RaySandbox
 
     return RaySandbox(config, warn)
+
+
+def docker(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
+    from passbench.sandbox.container import ContainerSandbox
+
+    return ContainerSandbox(config, "docker", warn)
+
+
+def podman(config: SandboxConfig, warn: Callable[[str], None] | None) -> Sandbox:
+    from passbench.sandbox.container import ContainerSandbox
+
+    return ContainerSandbox(config, "podman", warn)

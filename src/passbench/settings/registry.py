@@ -13,7 +13,7 @@ CONFIG_FILE_NAME = "passbench.toml"
 
 #: Sandbox backends a user can choose (passbench.sandbox.BACKENDS less the test-only ones;
 #: tests/sandbox/test_registry_and_fallback.py keeps them in step).
-BACKEND_NAMES = ("local", "remote", "e2b", "ray")
+BACKEND_NAMES = ("local", "remote", "e2b", "ray", "docker", "podman")
 
 #: Top-level tables of a config file that are not a command's: the providers read them.
 PROVIDER_TABLES = ("models", "prices")
@@ -164,7 +164,8 @@ _EVALUATE: tuple[Setting, ...] = (
         "local",
         "Where samples run: local (bubblewrap here), remote (a passbench serve at endpoint), "
         "e2b (E2B sandboxes from the template `image`), ray (the nodes of a Ray cluster at "
-        "`ray_address`); docs/backends.md describes each.",
+        "`ray_address`), docker/podman (containers of the runner image); docs/backends.md "
+        "describes each.",
         choices=BACKEND_NAMES,
     ),
     _setting("endpoint", "text", None, "The remote backend's URL (http://HOST:PORT/)."),

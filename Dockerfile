@@ -1,0 +1,94 @@
+# syntax=docker/dockerfile:1
+# passbench's runner image: the agent (python -m passbench.sandbox.agent) with bubblewrap and the
+# BigCodeBench evaluation environment, built from this checkout's passbench and its lock.
+#
+#   passbench image build                         # tags passbench:VERSION-LOCK12, see docs/backend-containers.md
+#   docker build -t passbench:dev .               # the same by hand (labels then need the build args)
+#
+# Pin the base by digest for a reproducible image (digests cannot be resolved offline, so the
+# default is the tag): --build-arg BASE_IMAGE=python:3.10-slim-bookworm@sha256:<digest>
+ARG BASE_IMAGE=python:3.10-slim-bookworm
+
+# --- the passbench wheel, built from this checkout (not a moving branch or an index) ---------
+FROM ${BASE_IMAGE} AS wheel
+# extra pip arguments for every install (an offline build: --no-index --find-links URL)
+ARG PIP_ARGS=""
+WORKDIR /build
+COPY pyproject.toml README.md ./
+COPY src ./src
+# (in a venv of its own: a base whose Python is the distribution's may refuse system installs)
+RUN python3 -m venv /tmp/build-venv \
+    && /tmp/build-venv/bin/python -m pip wheel --no-cache-dir --no-deps --wheel-dir /dist $PIP_ARGS .
+
+# --- the runner --------------------------------------------------------------------------------
+FROM ${BASE_IMAGE}
+ARG PIP_ARGS=""
+# evaluation environments to build, space-separated ("" for an image that runs only programs
+# needing no environment, such as HumanEval's: the tests' small image)
+ARG ENVIRONMENTS="bigcodebench"
+# what the labels claim; the build fails when the environment built has another lock
+ARG PASSBENCH_VERSION=""
+ARG PYTHON_VERSION=""
+ARG BIGCODEBENCH_LOCK_SHA256=""
+
+# bubblewrap isolates each sample inside the container; the rest is what BigCodeBench's programs
+# run (evalenv/apt-packages.txt) and what building its lock compiles (g++). Only missing packages
+# are installed, so a base that has them builds without a Debian mirror.
+COPY src/passbench/evalenv/apt-packages.txt /tmp/apt-packages.txt
+RUN set -eu; \
+    wanted="bubblewrap"; \
+    if [ -n "$ENVIRONMENTS" ]; then \
+      wanted="$wanted $(grep -v '^#' /tmp/apt-packages.txt | grep -v '^python3\.11' | tr '\n' ' ') libtk8.6"; \
+    fi; \
+    missing=""; \
+    for p in $wanted; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done; \
+    if [ -n "$missing" ]; then \
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi; \
+    rm /tmp/apt-packages.txt
+
+# a user of its own: the agent never runs as root (uid fixed so hosts can reason about it)
+RUN useradd --uid 10001 --user-group --home-dir /home/passbench --create-home passbench
+
+COPY --from=wheel /dist /dist
+RUN python3 -m venv /opt/passbench/venv \
+    && /opt/passbench/venv/bin/python -m pip install --no-cache-dir $PIP_ARGS /dist/passbench-*.whl \
+    && rm -rf /dist
+ENV PATH=/opt/passbench/venv/bin:$PATH
+
+# the evaluation environments, from the locks inside the wheel; their NLTK data is fetched now.
+# Built from the base image's interpreter, not passbench's venv (which `python3` now is): the
+# sandbox makes an environment's own prefix and its base Python visible to samples, nothing else.
+RUN set -eu; \
+    base_python="$(python -c 'import sys; print(f"{sys.base_prefix}/bin/python{sys.version_info[0]}.{sys.version_info[1]}")')"; \
+    test -x "$base_python"; \
+    for name in $ENVIRONMENTS; do \
+      args=""; for a in $PIP_ARGS; do args="$args --pip-arg=$a"; done; \
+      passbench env create "$name" --path "/opt/passbench/envs/$name" --python "$base_python" $args; \
+    done; \
+    if [ -n "$BIGCODEBENCH_LOCK_SHA256" ]; then \
+      grep -q "\"lock_sha256\": \"$BIGCODEBENCH_LOCK_SHA256\"" /opt/passbench/envs/bigcodebench/passbench-env.json \
+      || { echo "the bigcodebench environment is not lock $BIGCODEBENCH_LOCK_SHA256" >&2; exit 1; }; \
+    fi; \
+    if [ -n "$PYTHON_VERSION" ]; then \
+      python3 -c "import sys; sys.exit(f'{sys.version_info[0]}.{sys.version_info[1]}' != '$PYTHON_VERSION')" \
+      || { echo "the base image's Python is not $PYTHON_VERSION" >&2; exit 1; }; \
+    fi; \
+    if [ -n "$PASSBENCH_VERSION" ]; then \
+      test "$(python -c 'import importlib.metadata as m; print(m.version("passbench"))')" = "$PASSBENCH_VERSION" \
+      || { echo "the wheel is not passbench $PASSBENCH_VERSION" >&2; exit 1; }; \
+    fi; \
+    mkdir -p /opt/passbench/envs
+
+LABEL org.opencontainers.image.title="passbench runner" \
+      org.passbench.version="${PASSBENCH_VERSION}" \
+      org.passbench.python_version="${PYTHON_VERSION}" \
+      org.passbench.environments="${ENVIRONMENTS}" \
+      org.passbench.env.bigcodebench.lock_sha256="${BIGCODEBENCH_LOCK_SHA256}"
+
+USER passbench
+WORKDIR /home/passbench
+# the backend runs containers with a read-only root: scratch space and HOME live in /tmp
+ENV HOME=/tmp PYTHONDONTWRITEBYTECODE=1
+ENTRYPOINT ["python", "-m", "passbench.sandbox.agent", "--envs-root", "/opt/passbench/envs", "--scratch-dir", "/tmp/passbench-scratch"]
