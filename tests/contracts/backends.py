@@ -26,7 +26,8 @@ class BackendUnderTest:
     name: str  # the registry name (--backend)
     # what selects it, as EvaluateSettings / SandboxConfig fields (endpoint, token, image, ...)
     fields: dict[str, Any] = field(default_factory=dict)
-    workdir: Path | None = None
+    # why it cannot run BigCodeBench programs here ("" = it can)
+    no_bigcodebench: str = ""
 
     def config(self, base: SandboxConfig) -> SandboxConfig:
         return replace(base, **self.fields)
@@ -85,9 +86,32 @@ def _ray(root: Path) -> Iterator[BackendUnderTest]:
         yield BackendUnderTest("ray", {"ray_address": address})
 
 
+@contextlib.contextmanager
+def _podman(root: Path) -> Iterator[BackendUnderTest]:
+    """Real podman containers of the runner image built from the Dockerfile (without the
+    BigCodeBench environment, which takes ~25 min to build here, unless PASSBENCH_TEST_IMAGE
+    names an image that has it)."""
+    from passbench.errors import PassbenchError
+    from passbench.sandbox.base import EnvironmentRef
+    from passbench.sandbox.container import describe_podman
+    from sandbox.container_support import container_backend, podman_refusal
+
+    refusal = podman_refusal()
+    if refusal is not None:
+        raise Unavailable(refusal)
+    with container_backend() as (name, config):
+        try:
+            describe_podman(replace(config, environment=EnvironmentRef("bigcodebench")))
+            lacking = ""
+        except PassbenchError as error:
+            lacking = f"{error} (set PASSBENCH_TEST_IMAGE to an image built with it)"
+        yield BackendUnderTest(name, {"image": config.image}, no_bigcodebench=lacking)
+
+
 #: Every backend but the local one (the reference).
 OPENERS: dict[str, Opener] = {
     "remote": _remote,
     "e2b": _e2b,
     "ray": _ray,
+    "podman": _podman,
 }
