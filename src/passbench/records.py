@@ -120,6 +120,21 @@ class IOSpec:
 
 
 @dataclass(frozen=True)
+class ProcessSpec:
+    """How a "process" program runs: its source written to `filename` in a fresh folder, then
+    each `build` command, then `run`, as subprocesses inside the sandbox under the sample's
+    limits (compiled and other-language programs: MultiPL-E). It passes when `run` exits 0."""
+
+    filename: str  # the source's file name, e.g. "Problem.java" (no folders)
+    build: tuple[tuple[str, ...], ...]  # commands run first; one failing is a SyntaxError
+    run: tuple[str, ...]  # the test run
+    build_timeout_s: float
+    run_timeout_s: float
+    output_cap: int = 2048  # bytes of stdout and of stderr kept (MultiPL-E's max_output_size)
+    syntax_markers: tuple[str, ...] = ()  # a failed run whose stderr has one: SyntaxError
+
+
+@dataclass(frozen=True)
 class Program:
     """What the sandbox runs: a whole Python source and how to read its verdict.
 
@@ -131,17 +146,19 @@ class Program:
       - "io": exec `source` (the candidate alone), then call `io.entry_point` on each input
         and report the outputs; the verdict is decided outside the sandbox by comparing them
         with the expected outputs (HumanEval+, EvalPlus's base and plus inputs).
+      - "process": build and run `source` as `process` says (other languages: MultiPL-E).
     """
 
     key: str  # unique within one run, e.g. "BigCodeBench/12#3"
     task_id: str
     source: str
-    style: Literal["unittest", "script", "io"] = "unittest"
+    style: Literal["unittest", "script", "io", "process"] = "unittest"
     test_class: str = "TestCases"
     timeout_s: float = 240.0  # wall-clock limit for the test run
     expected_duration_s: float | None = None  # from ground truth, to schedule slowest first
     preload: tuple[str, ...] = ()  # modules the warm worker should have imported
     io: IOSpec | None = None  # set for style "io"
+    process: ProcessSpec | None = None  # set for style "process"
 
 
 @dataclass(frozen=True)
@@ -162,6 +179,7 @@ class ExecResult:
     network: bool = False  # the program could reach the host network (Limits.allow_network)
     # io programs: the worker's report (records of outputs, limits hit), which the judge reads;
     # never stored, and None on every verdict the judge has decided
+    # (process programs: MultiPL-E's status, the exit code, build and run seconds)
     outputs: Mapping[str, Any] | None = None
     # io programs: how many inputs were judged (EvalPlus's `progress`), the last being the
     # failing one when the status is not "pass"

@@ -32,6 +32,12 @@ _FACTORIES: dict[str, str] = {
     "humaneval": "passbench.benchmarks.humaneval:HumanEval",
     "humanevalplus": "passbench.benchmarks.humaneval:HumanEvalPlus",
     "humaneval-openai": "passbench.benchmarks.humaneval:HumanEvalOpenAI",
+    # MultiPL-E: one name per language (benchmarks/multiple.py holds the language table)
+    "multipl-e-js": "passbench.benchmarks.multiple:MultiPLEJavaScript",
+    "multipl-e-cpp": "passbench.benchmarks.multiple:MultiPLECpp",
+    "multipl-e-java": "passbench.benchmarks.multiple:MultiPLEJava",
+    "multipl-e-rs": "passbench.benchmarks.multiple:MultiPLERust",
+    "multipl-e-lua": "passbench.benchmarks.multiple:MultiPLELua",
 }
 
 

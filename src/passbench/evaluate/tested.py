@@ -99,7 +99,9 @@ class TestedStyle:
         settings = execution.settings
         truth: GroundTruth | None = None
         truth_isolation = Isolation.BUBBLEWRAP
-        if settings.check_ground_truth:
+        # a benchmark without reference solutions (MultiPL-E) has no ground truth to check
+        checked = settings.check_ground_truth and getattr(self.benchmark, "has_reference", True)
+        if checked:
             truth, truth_isolation = self.ground_truth()
         programs: list[Program] = []
         for sample, code in zip(samples, codes, strict=True):
@@ -116,7 +118,7 @@ class TestedStyle:
             )
         # without the ground truth, limits assume the official 20 s per task
         run_fingerprint = execution.verdict_fingerprint(
-            "samples", ground_truth_times=settings.check_ground_truth
+            "samples", ground_truth_times=checked
         )
         with Journal(journal_path, run_fingerprint) as journal:
             results, isolation, reused = execution.run(

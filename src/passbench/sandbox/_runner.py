@@ -51,6 +51,10 @@ try:  # inside the sandbox this file's folder is on sys.path
 except ImportError:  # run from the passbench package (the rlimit fallback, tests)
     from passbench.sandbox import _io_style as _io
     from passbench.sandbox import _scratch
+try:  # inside the sandbox this file's folder is on sys.path
+    _process: Any = importlib.import_module("_process_style")
+except ImportError:  # imported from the passbench package (tests, the rlimit fallback)
+    from passbench.sandbox import _process_style as _process
 
 _FRAME = struct.Struct(">I")
 _MAX_FRAME = 64 * 1024 * 1024
@@ -567,6 +571,8 @@ def child_main(job: dict[str, Any], result_fd: int, nonce: bytes) -> NoReturn:
     try:
         if job["style"] == "script":
             _run_script(job["source"], float(job["timeout_s"]), outcome)
+        elif job["style"] == "process":
+            _process.run_process(job, outcome)
         else:
             _run_unittest(job["source"], job["test_class"], float(job["timeout_s"]), outcome)
         outcome["details"] = _limit_details(outcome.get("details", {}))

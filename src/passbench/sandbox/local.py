@@ -387,6 +387,8 @@ def _run_message(program: Program, limits: Limits) -> dict[str, Any]:
             guard=program.io.guard,
             reference=program.io.reference,
         )
+    if program.process is not None:
+        message["process"] = asdict(program.process)
     return message
 
 

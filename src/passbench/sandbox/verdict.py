@@ -169,6 +169,8 @@ def exec_result(
 ) -> ExecResult:
     if program.style == "io":
         return _io_result(program, report, isolation, wall_s, network)
+    if program.style == "process" and (report.get("verdict") or {}).get("process"):
+        return _process_result(program, report, isolation, wall_s, network)
     status, category, reason = classify(report, program.timeout_s)
     verdict = report.get("verdict") or {}
     details = dict(verdict.get("details") or {}) if status != "timeout" else {}
@@ -238,6 +240,80 @@ def _io_result(
         stdout_tail=str(report.get("output_tail", ""))[-_STDOUT_TAIL:],
         network=network,
         outputs=io,
+    )
+
+
+#: stderr that says a failed run was an assertion (C++ assert, Java -ea, node:assert, Rust's
+#: assert!/assert_eq!, luaunit), to tell failed tests from crashes in the category
+_ASSERTION_HINTS = (
+    "Assertion",
+    "AssertionError",
+    "assertion failed",
+    "assertion `left",
+    "expected: ",  # luaunit, on stdout
+)
+
+
+def _process_result(
+    program: Program,
+    report: Mapping[str, Any],
+    isolation: Isolation,
+    wall_s: float,
+    network: bool,
+) -> ExecResult:
+    """A "process" program's MultiPL-E status (OK / SyntaxError / Exception / Timeout) as a
+    verdict: it passes when the status is OK (the run exited 0)."""
+    verdict = report["verdict"]
+    process = verdict["process"]
+    status_name = str(process.get("status"))
+    stderr = str(process.get("stderr", ""))
+    stdout = str(process.get("stdout", ""))
+    status: Status
+    category: ErrorCategory | None
+    if report.get("scratch_exceeded"):
+        status, category = "fail", ErrorCategory.KILLED
+        reason = str(report["scratch_exceeded"])
+    elif status_name == "OK":
+        status, category, reason = "pass", None, ""
+    elif status_name == "Timeout":
+        which = "build" if verdict.get("phase") == "build" else "run"
+        status, category = "timeout", ErrorCategory.TIMEOUT
+        reason = f"Timeout: the {which} outlived its limit; killed with every process it started"
+    elif status_name == "SyntaxError":
+        status, category = "fail", ErrorCategory.SYNTAX_ERROR
+        reason = f"SyntaxError: {_first_line(stderr) or 'the build failed'}"
+    else:
+        status = "fail"
+        code = process.get("exit_code")
+        memory = any(hint in stderr for hint in _MEMORY_HINTS)
+        if memory:
+            category = ErrorCategory.OUT_OF_MEMORY
+        elif any(hint in stderr + stdout for hint in _ASSERTION_HINTS):
+            category = ErrorCategory.ASSERTION_FAILED
+        else:
+            category = ErrorCategory.EXCEPTION
+        reason = f"Exception (exit code {code}): {_first_line(stderr or stdout)}".rstrip(": ")
+    run_s = process.get("run_s")
+    return ExecResult(
+        key=program.key,
+        task_id=program.task_id,
+        status=status,
+        category=category,
+        details={} if status == "pass" else {"ALL": (stderr or stdout)[-_STDOUT_TAIL:]},
+        duration_s=float(process.get("build_s") or 0.0) + float(run_s or 0.0),
+        wall_s=wall_s,
+        isolation=isolation,
+        reason=reason,
+        tests_run=1 if run_s is not None else 0,
+        stdout_tail=(stdout + stderr)[-_STDOUT_TAIL:],
+        network=network,
+        # MultiPL-E's own status and the build and run times, for reports and our figures
+        outputs={
+            "multipl_e_status": status_name,
+            "exit_code": process.get("exit_code"),
+            "build_s": process.get("build_s"),
+            "run_s": run_s,
+        },
     )
 
 

@@ -1,0 +1,330 @@
+"""MultiPL-E: HumanEval (and MBPP, for Lua and Rust) translated to other languages.
+
+One `Language` record per language in ONE table (`LANGUAGES`); one registered benchmark per
+language (`multipl-e-js`, `multipl-e-cpp`, ...), because the registry, the results and pass@k
+are per benchmark name and a language's tasks, limits and toolchain are its own.
+
+As MultiPL-E evaluates (nuprl/MultiPL-E: evaluation/src/eval_*.py, safe_subprocess.run, the
+stop tokens of its dataset builders): the program is prompt + completion + "\\n" + tests, the
+completion first cut at the language's first stop token; it is built and run in the sandbox
+("process" programs, sandbox/_process_style.py); statuses OK / SyntaxError / Exception /
+Timeout; it passes when the run exits 0. No reference solutions exist for the translations, so
+there is no ground truth to check (`has_reference = False`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from passbench.benchmarks._fields import RecordReader
+from passbench.benchmarks.base import LoadedBenchmark, check_subset, check_version
+from passbench.benchmarks.data import DataFile, DataSettings, resolve
+from passbench.errors import DatasetError
+from passbench.progress import Progress
+from passbench.records import ProcessSpec, Program, Task
+
+
+@dataclass(frozen=True)
+class Language:
+    """How MultiPL-E builds, runs and judges one language. In argv, `{file}` is the source's
+    path, `{dir}` its folder and `{stem}` its name without the extension."""
+
+    key: str  # MultiPL-E's language key, also the registry suffix: "js", "cpp", ...
+    title: str
+    filename: str  # the source file's name ("Problem.java": Java's class is `Problem`)
+    build: tuple[tuple[str, ...], ...]
+    run: tuple[str, ...]
+    build_timeout_s: float
+    run_timeout_s: float
+    stop_tokens: tuple[str, ...]
+    data_file: str  # under multipl-e/ in a data folder
+    tools: tuple[str, ...]  # executables `passbench env check` looks for
+    debian_packages: tuple[str, ...]
+    output_cap: int = 2048  # safe_subprocess.run's max_output_size, per stream
+    # a run that fails with one of these in its stderr is a SyntaxError (interpreted languages
+    # have no build step to fail)
+    syntax_markers: tuple[str, ...] = ()
+    fence_names: tuple[str, ...] = ()  # info strings of a chat answer's fenced block
+
+
+_JAVATUPLES = "/usr/share/java/javatuples.jar"
+# The JVM reserves its heap and class space up front; with the default heap (a quarter of the
+# machine's memory) it does not start under the sample's address-space limit.
+_JVM = ("-Xmx1g", "-Xss8m", "-XX:+UseSerialGC", "-XX:-UsePerfData")
+
+#: Every language, in one table. Time limits are MultiPL-E's: safe_subprocess.run's default 15 s
+#: for each build and run, but Rust's run, which eval_rust.py gives 5 s.
+LANGUAGES: dict[str, Language] = {
+    language.key: language
+    for language in (
+        Language(
+            key="js",
+            title="JavaScript",
+            filename="program.js",
+            build=(),
+            run=("node", "{file}"),
+            build_timeout_s=15.0,
+            run_timeout_s=15.0,
+            stop_tokens=("\nfunction ", "\n/*", "\n//", "\nconsole.log"),
+            data_file="multipl-e-humaneval-js.json",
+            tools=("node",),
+            debian_packages=("nodejs",),
+            syntax_markers=("SyntaxError:",),
+            fence_names=("javascript", "js"),
+        ),
+        Language(
+            key="cpp",
+            title="C++",
+            filename="program.cpp",
+            build=(("g++", "{file}", "-o", "{dir}/{stem}", "-std=c++17"),),
+            run=("{dir}/{stem}",),
+            build_timeout_s=15.0,
+            run_timeout_s=15.0,
+            stop_tokens=("\n}",),
+            data_file="multipl-e-humaneval-cpp.json",
+            tools=("g++",),
+            debian_packages=("g++",),
+            fence_names=("cpp", "c++", "cc"),
+        ),
+        Language(
+            key="java",
+            title="Java",
+            filename="Problem.java",
+            build=(
+                ("javac", "-J-Xmx1g", "-encoding", "UTF8", "-cp", _JAVATUPLES, "-d", "{dir}")
+                + ("{file}",),
+            ),
+            run=("java", *_JVM, "-ea", "-cp", "{dir}:" + _JAVATUPLES, "Problem"),
+            build_timeout_s=15.0,
+            run_timeout_s=15.0,
+            stop_tokens=("\n    }\n",),
+            data_file="multipl-e-humaneval-java.json",
+            tools=("javac", "java", _JAVATUPLES),
+            debian_packages=("default-jdk", "libjavatuples-java"),
+            fence_names=("java",),
+        ),
+        Language(
+            key="rs",
+            title="Rust",
+            filename="program.rs",
+            build=(("rustc", "{file}", "-o", "{dir}/{stem}"),),
+            run=("{dir}/{stem}",),
+            build_timeout_s=15.0,
+            run_timeout_s=5.0,
+            stop_tokens=("\n}",),
+            data_file="multipl-e-rs.json",
+            tools=("rustc",),
+            debian_packages=("rustc",),
+            fence_names=("rust", "rs"),
+        ),
+        Language(
+            key="lua",
+            title="Lua",
+            filename="program.lua",
+            build=(),
+            run=("lua5.3", "{file}"),
+            build_timeout_s=15.0,
+            run_timeout_s=15.0,
+            stop_tokens=("\nlocal", "\nfunction", "\n--", "\n\n"),
+            data_file="multipl-e-lua.json",
+            tools=("lua5.3", "/usr/share/lua/5.3/luaunit.lua"),
+            debian_packages=("lua5.3", "lua-unit"),
+            # lua reports a parse error as "lua5.3: <file>:<line>: <message> near <token>"
+            syntax_markers=("' expected near", "unexpected symbol near", "syntax error near"),
+            fence_names=("lua",),
+        ),
+    )
+}
+
+_SOURCE_URL = "deep-diver/evalchemy-multipl-e-runner/raw/1a8db7cc2852c521fff618144e58af557e438dd4"
+
+
+def truncate_at_stop(completion: str, stop_tokens: Iterable[str]) -> str:
+    """The completion up to the first stop token (MultiPL-E's generation stops there)."""
+    cut = len(completion)
+    for token in stop_tokens:
+        index = completion.find(token)
+        if index != -1:
+            cut = min(cut, index)
+    return completion[:cut]
+
+
+def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task, ...]:
+    """Tasks of one MultiPL-E JSON file (an array of {task_id, prompt, test, language})."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise DatasetError(f"{path}: not a MultiPL-E JSON array: {error}") from error
+    if not isinstance(rows, list) or not rows:
+        raise DatasetError(f"{path}: expected a non-empty JSON array of tasks")
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(rows, start=1):
+        if not isinstance(raw, dict):
+            raise DatasetError(f"{path}: item {index} is not an object")
+        record = RecordReader(raw, path, index)
+        task_id = record.text("task_id")
+        if task_id in seen:
+            raise record.error("task_id", f"'{task_id}' appears twice")
+        seen.add(task_id)
+        if record.text("language") != language.key:
+            raise record.error("language", f"expected '{language.key}'")
+        prompt = record.text("prompt")
+        # "HumanEval_0_has_close_elements" / "mbpp_809_check_smaller": the name after the number
+        entry_point = task_id.split("_", 2)[2] if task_id.count("_") >= 2 else task_id
+        tasks.append(
+            Task(
+                benchmark=benchmark,
+                task_id=task_id,
+                entry_point=entry_point,
+                prompts={"complete": prompt},
+                code_prompt=prompt,
+                test=record.text("test"),
+                canonical_solution="",
+                metadata={"source": "mbpp" if task_id.startswith("mbpp_") else "humaneval"},
+            )
+        )
+    return tuple(tasks)
+
+
+class MultiPLE:
+    """One language of MultiPL-E (the subclasses below pick it)."""
+
+    language: Language
+    versions = ("v3",)  # the Hugging Face dataset's current prompts (see the data's PROVENANCE)
+    default_version = "v3"
+    splits: tuple[str, ...] = ("complete",)
+    env_name: str | None = None  # the worker only starts the toolchain: any Python 3 will do
+    has_reference = False  # no reference solutions: no ground truth to check
+
+    @property
+    def name(self) -> str:
+        return f"multipl-e-{self.language.key}"
+
+    @property
+    def title(self) -> str:
+        return f"MultiPL-E {self.language.title}"
+
+    @property
+    def id_prefix(self) -> str:
+        return "HumanEval_"
+
+    @property
+    def subsets(self) -> tuple[str, ...]:
+        if self.language.key in ("lua", "rs"):
+            return ("full", "humaneval", "mbpp")
+        return ("full",)
+
+    @property
+    def default_timeout_s(self) -> float:
+        return self.language.run_timeout_s
+
+    def _file(self) -> DataFile:
+        name = self.language.data_file
+        return DataFile(
+            relpath=f"multipl-e/{name}",
+            url_path=f"{_SOURCE_URL}/.patched/multipl_{self.language.key}/data/{name}",
+            check=lambda path: parse_multiple(path, self.language, self.name),
+        )
+
+    def load(
+        self,
+        version: str | None = None,
+        subset: str = "full",
+        *,
+        data: DataSettings | None = None,
+        progress: Progress | None = None,
+    ) -> LoadedBenchmark:
+        version = check_version(self, version)
+        subset = check_subset(self, subset)
+        data = data or DataSettings()
+        source = resolve(self._file(), data, explicit=data.dataset_path, progress=progress)
+        every = parse_multiple(source.path, self.language, self.name)
+        tasks = every
+        if subset != "full":
+            tasks = tuple(task for task in every if task.metadata["source"] == subset)
+        return LoadedBenchmark(self.name, version, subset, tasks, (source,), all_tasks=every)
+
+    def program(
+        self,
+        task: Task,
+        code: str,
+        *,
+        key: str,
+        timeout_s: float,
+        expected_duration_s: float | None = None,
+    ) -> Program:
+        """`code` (prompt + completion) followed by the task's tests, built and run as
+        MultiPL-E does; `timeout_s` is the run's limit."""
+        language = self.language
+        builds = len(language.build)
+        return Program(
+            key=key,
+            task_id=task.task_id,
+            source=code + "\n" + task.test,
+            style="process",
+            # the worker's own backstop, behind the child's build and run limits
+            timeout_s=builds * language.build_timeout_s + timeout_s + 5.0,
+            expected_duration_s=expected_duration_s,
+            process=ProcessSpec(
+                filename=language.filename,
+                build=language.build,
+                run=language.run,
+                build_timeout_s=language.build_timeout_s,
+                run_timeout_s=timeout_s,
+                output_cap=language.output_cap,
+                syntax_markers=language.syntax_markers,
+            ),
+        )
+
+    def canonical_code(self, task: Task) -> str:
+        raise DatasetError(f"{self.name} has no reference solutions ({task.task_id})")
+
+    def calibrated_code(self, task: Task, solution: str) -> str:
+        return solution
+
+    def solution_from_completion(self, task: Task, completion: str) -> str:
+        return task.prompts["complete"] + truncate_at_stop(completion, self.language.stop_tokens)
+
+    def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
+        return ()
+
+
+class MultiPLEJavaScript(MultiPLE):
+    language = LANGUAGES["js"]
+
+
+class MultiPLECpp(MultiPLE):
+    language = LANGUAGES["cpp"]
+
+
+class MultiPLEJava(MultiPLE):
+    language = LANGUAGES["java"]
+
+
+class MultiPLERust(MultiPLE):
+    language = LANGUAGES["rs"]
+
+
+class MultiPLELua(MultiPLE):
+    language = LANGUAGES["lua"]
+
+
+def missing_tools(language: Language) -> list[str]:
+    """The language's executables (found on PATH, as inside the sandbox) and files missing
+    here; an empty list when its toolchain is complete."""
+    missing = []
+    for tool in language.tools:
+        found = Path(tool).exists() if tool.startswith("/") else shutil.which(tool, path=_PATH)
+        if not found:
+            missing.append(tool)
+    return missing
+
+
+#: The sandbox's PATH (sandbox/launch.py) less the interpreter's folder: toolchains must be
+#: there, not in a user's own folders (~/.cargo/bin is not visible inside)
+_PATH = "/usr/local/bin:/usr/bin:/bin"

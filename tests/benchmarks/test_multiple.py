@@ -1,0 +1,141 @@
+"""MultiPL-E: per language, known-good and known-bad completions built and run in the real
+bubblewrap sandbox, with MultiPL-E's statuses (OK / SyntaxError / Exception / Timeout)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from passbench.benchmarks import DataSettings, get_benchmark
+from passbench.benchmarks.multiple import LANGUAGES, MultiPLE, missing_tools, truncate_at_stop
+from passbench.records import ErrorCategory, ExecResult, Program
+from passbench.sandbox import Limits, Sandbox, SandboxConfig, open_sandbox
+
+from tests.sandbox.helpers import PYTHON, bwrap_usable
+
+DATA_DIR = Path(os.environ.get("PASSBENCH_DATA_DIR", "../shared/datasets"))
+HAVE_DATA = (DATA_DIR / "multipl-e").is_dir()
+
+# Completions of HumanEval_53_add ("add two numbers"), appended to the language's prompt. In
+# C++, Java and Rust the tests close the function; in JavaScript and Lua the completion does.
+GOOD = {
+    "js": "  return x + y;\n}\n",
+    "cpp": "    return x + y;\n",
+    "java": "        return x + y;\n",
+    "rs": "    x + y\n",
+    "lua": "    return x + y\nend\n",
+}
+WRONG = {
+    "js": "  return x - y;\n}\n",
+    "cpp": "    return x - y;\n",
+    "java": "        return x - y;\n",
+    "rs": "    x - y\n",
+    "lua": "    return x - y\nend\n",
+}
+SYNTAX = {
+    "js": "  return x + ;\n}\n",
+    "cpp": "    return x + ;\n",
+    "java": "        return x + ;\n",
+    "rs": "    x + \n",
+    "lua": "    return x + \nend\n",
+}
+LOOP = {
+    "js": "  while (true) {}\n}\n",
+    "cpp": "    volatile long n = 0;\n    while (true) { n++; }\n",
+    "java": "        while (true) {}\n",
+    "rs": "    loop {}\n",
+    "lua": "    while true do end\nend\n",
+}
+
+pytestmark = [
+    pytest.mark.skipif(not HAVE_DATA, reason="MultiPL-E data not found (PASSBENCH_DATA_DIR)"),
+]
+
+
+def _benchmark(key: str) -> MultiPLE:
+    benchmark = get_benchmark(f"multipl-e-{key}")
+    assert isinstance(benchmark, MultiPLE)
+    return benchmark
+
+
+def _task_add(key: str):  # type: ignore[no-untyped-def]
+    loaded = _benchmark(key).load(data=DataSettings(data_dir=DATA_DIR, download=False))
+    return loaded.get("HumanEval_53_add")
+
+
+def _program(key: str, completion: str, name: str, run_timeout_s: float | None = None) -> Program:
+    benchmark = _benchmark(key)
+    task = _task_add(key)
+    code = benchmark.solution_from_completion(task, completion)
+    limit = run_timeout_s or benchmark.default_timeout_s
+    return benchmark.program(task, code, key=f"{key}-{name}", timeout_s=limit)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    if not bwrap_usable():
+        pytest.skip("bubblewrap cannot run here")
+    # the default limits: the JVM needs its 1 GiB heap inside the 4 GiB address space
+    config = SandboxConfig(python=PYTHON, workers=2, limits=Limits())
+    with open_sandbox(config) as opened:
+        yield opened
+
+
+def _run(sandbox: Sandbox, programs: list[Program]) -> dict[str, ExecResult]:
+    return {result.key: result for result in sandbox.run(programs)}
+
+
+def test_every_language_is_registered_and_loads() -> None:
+    counts = {"js": 161, "cpp": 161, "java": 158, "rs": 510, "lua": 558}
+    for key, count in counts.items():
+        loaded = _benchmark(key).load(data=DataSettings(data_dir=DATA_DIR, download=False))
+        assert len(loaded) == count
+    mbpp = _benchmark("lua").load("v3", "mbpp", data=DataSettings(data_dir=DATA_DIR))
+    assert len(mbpp) == 397 and all(t.task_id.startswith("mbpp_") for t in mbpp)
+
+
+def test_completion_is_cut_at_the_first_stop_token() -> None:
+    js = LANGUAGES["js"]
+    completion = "  return x + y;\n}\n// trailing chatter\nfunction other() {}\n"
+    assert truncate_at_stop(completion, js.stop_tokens) == "  return x + y;\n}"
+    task = _task_add("cpp")
+    code = _benchmark("cpp").solution_from_completion(task, "    return x + y;\n}\nint junk;\n")
+    assert code == task.prompts["complete"] + "    return x + y;"
+
+
+def test_toolchains_are_installed() -> None:
+    for language in LANGUAGES.values():
+        assert missing_tools(language) == [], language.key
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", sorted(LANGUAGES))
+def test_verdicts_in_the_sandbox(sandbox: Sandbox, key: str) -> None:
+    programs = [
+        _program(key, GOOD[key], "good"),
+        _program(key, WRONG[key], "wrong"),
+        _program(key, SYNTAX[key], "syntax"),
+        _program(key, LOOP[key], "loop", run_timeout_s=2.0),
+    ]
+    started = time.perf_counter()
+    results = _run(sandbox, programs)
+    wall = time.perf_counter() - started
+    good, wrong = results[f"{key}-good"], results[f"{key}-wrong"]
+    syntax, loop = results[f"{key}-syntax"], results[f"{key}-loop"]
+    assert good.status == "pass", good.reason
+    assert good.outputs is not None and good.outputs["multipl_e_status"] == "OK"
+    assert wrong.status == "fail" and wrong.outputs is not None
+    assert wrong.outputs["multipl_e_status"] == "Exception", wrong.reason
+    assert wrong.category == ErrorCategory.ASSERTION_FAILED, wrong.reason
+    assert syntax.status == "fail" and syntax.category == ErrorCategory.SYNTAX_ERROR, syntax
+    assert loop.status == "timeout" and loop.category == ErrorCategory.TIMEOUT, loop.reason
+    assert loop.outputs is not None and loop.outputs["multipl_e_status"] == "Timeout"
+    assert good.isolation.value == "bubblewrap"
+    print(
+        f"\n{key}: build {good.outputs['build_s']:.2f}s run {good.outputs['run_s']:.2f}s "
+        f"(4 programs, 2 workers: {wall:.1f}s wall)"
+    )
