@@ -9,13 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.sandbox.helpers import PYTHON, bwrap_usable
 
 from passbench.benchmarks import DataSettings, get_benchmark
 from passbench.benchmarks.multiple import LANGUAGES, MultiPLE, missing_tools, truncate_at_stop
 from passbench.records import ErrorCategory, ExecResult, Program
 from passbench.sandbox import Limits, Sandbox, SandboxConfig, open_sandbox
-
-from tests.sandbox.helpers import PYTHON, bwrap_usable
 
 DATA_DIR = Path(os.environ.get("PASSBENCH_DATA_DIR", "../shared/datasets"))
 HAVE_DATA = (DATA_DIR / "multipl-e").is_dir()

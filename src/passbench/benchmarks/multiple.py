@@ -52,6 +52,7 @@ class Language:
 
 
 _JAVATUPLES = "/usr/share/java/javatuples.jar"
+_JAVAC = ("javac", "-J-Xmx1g", "-encoding", "UTF8", "-cp", _JAVATUPLES)
 # The JVM reserves its heap and class space up front; with the default heap (a quarter of the
 # machine's memory) it does not start under the sample's address-space limit.
 _JVM = ("-Xmx1g", "-Xss8m", "-XX:+UseSerialGC", "-XX:-UsePerfData")
@@ -94,10 +95,7 @@ LANGUAGES: dict[str, Language] = {
             key="java",
             title="Java",
             filename="Problem.java",
-            build=(
-                ("javac", "-J-Xmx1g", "-encoding", "UTF8", "-cp", _JAVATUPLES, "-d", "{dir}")
-                + ("{file}",),
-            ),
+            build=((*_JAVAC, "-d", "{dir}", "{file}"),),
             run=("java", *_JVM, "-ea", "-cp", "{dir}:" + _JAVATUPLES, "Problem"),
             build_timeout_s=15.0,
             run_timeout_s=15.0,

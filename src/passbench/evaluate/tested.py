@@ -117,9 +117,7 @@ class TestedStyle:
                 )
             )
         # without the ground truth, limits assume the official 20 s per task
-        run_fingerprint = execution.verdict_fingerprint(
-            "samples", ground_truth_times=checked
-        )
+        run_fingerprint = execution.verdict_fingerprint("samples", ground_truth_times=checked)
         with Journal(journal_path, run_fingerprint) as journal:
             results, isolation, reused = execution.run(
                 programs, journal, "evaluating", reuse=settings.resume

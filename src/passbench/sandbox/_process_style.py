@@ -18,6 +18,7 @@ after the verdict, as for every sample, and the subprocesses inherit the sample'
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -90,10 +91,8 @@ def run_command(argv: list[str], cwd: str, timeout_s: float, cap: int) -> dict[s
                 break
             if len(streams[fd]) < cap:
                 streams[fd] += chunk[: cap - len(streams[fd])]
-    try:
+    with contextlib.suppress(OSError):
         os.killpg(process.pid, signal.SIGKILL)
-    except OSError:
-        pass
     if exit_code is None:
         process.wait()
     process.stdout.close()
