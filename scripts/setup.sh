@@ -5,17 +5,20 @@
 #   the BigCodeBench evaluation environment (a separate venv; cached across runs).
 #
 #   bash scripts/setup.sh          # what running evaluations (and passbench serve) needs
-#   bash scripts/setup.sh --dev    # plus test dependencies (pytest, chromium for report tests,
+#   bash scripts/setup.sh --multipl-e  # plus MultiPL-E's toolchains (node, g++, JDK, rustc, lua)
+#   bash scripts/setup.sh --dev    # plus test dependencies (MultiPL-E's toolchains too) (pytest, chromium for report tests,
 #                                  # podman for the container backend's tests)
 #                                  # and .venv-vllm: vLLM's CPU build for the vllm provider tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dev=0
+multiple=0
 for argument in "$@"; do
   case "$argument" in
-    --dev) dev=1 ;;
-    *) echo "usage: bash scripts/setup.sh [--dev]" >&2; exit 2 ;;
+    --dev) dev=1; multiple=1 ;;
+    --multipl-e) multiple=1 ;;
+    *) echo "usage: bash scripts/setup.sh [--dev] [--multipl-e]" >&2; exit 2 ;;
   esac
 done
 
@@ -29,6 +32,11 @@ if [ "$dev" = 1 ]; then
   # chromium: the HTML report's screenshot test; podman, runc and debootstrap: the container
   # backend's tests build a small runner image from a Debian base (tests/sandbox/container_support.py)
   packages+=(chromium podman runc debootstrap)
+fi
+if [ "$multiple" = 1 ]; then
+  # MultiPL-E's languages, built and run inside the sandbox from /usr (benchmarks/multiple.py;
+  # `passbench env check multipl-e` says what is missing)
+  packages+=(nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit)
 fi
 missing=()
 for package in "${packages[@]}"; do

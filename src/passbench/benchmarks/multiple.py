@@ -312,17 +312,18 @@ class MultiPLELua(MultiPLE):
     language = LANGUAGES["lua"]
 
 
-def missing_tools(language: Language) -> list[str]:
-    """The language's executables (found on PATH, as inside the sandbox) and files missing
-    here; an empty list when its toolchain is complete."""
-    missing = []
-    for tool in language.tools:
-        found = Path(tool).exists() if tool.startswith("/") else shutil.which(tool, path=_PATH)
-        if not found:
-            missing.append(tool)
-    return missing
-
-
 #: The sandbox's PATH (sandbox/launch.py) less the interpreter's folder: toolchains must be
 #: there, not in a user's own folders (~/.cargo/bin is not visible inside)
 _PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def tool_location(tool: str) -> str | None:
+    """Where a language's executable (on the sandbox's PATH) or file is; None when missing."""
+    if tool.startswith("/"):
+        return tool if Path(tool).exists() else None
+    return shutil.which(tool, path=_PATH)
+
+
+def missing_tools(language: Language) -> list[str]:
+    """The language's executables and files missing here; empty when its toolchain is complete."""
+    return [tool for tool in language.tools if tool_location(tool) is None]

@@ -15,13 +15,15 @@ from passbench.cli._progress import RichProgress
 from passbench.cli.options import config_option, resolve_options
 from passbench.errors import EnvironmentError_
 from passbench.evalenv import check_env, create_env, locate_env, spec_names, verify_manifest
-from passbench.evalenv.check import EnvReport
+from passbench.evalenv.check import CheckItem, EnvReport
 from passbench.evalenv.location import env_path
 from passbench.evalenv.nltk_data import NLTK_DIR_NAME, missing_packages
 from passbench.evalenv.specs import get_spec
 from passbench.settings import Resolved
 
 _NAME = click.argument("name", default="bigcodebench", type=click.Choice(spec_names()))
+#: `env check multipl-e`: the MultiPL-E languages' system toolchains, not an environment
+_TOOLCHAINS = "multipl-e"
 _PATH = click.option(
     "--path",
     type=click.Path(file_okay=False, path_type=Path),
@@ -151,14 +153,27 @@ def _offline_nltk_error(
 
 
 @env.command()
-@_NAME
+@click.argument(
+    "name", default="bigcodebench", type=click.Choice((*spec_names(), _TOOLCHAINS))
+)
 @_PATH
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--skip-imports", is_flag=True, help="Skip the (slow) import of every module.")
 @config_option
 @click.pass_context
 def check(ctx: click.Context, /, name: str, **options: Any) -> None:
-    """Report what environment NAME lacks; exit code 1 when anything is missing."""
+    """Report what environment NAME lacks; exit code 1 when anything is missing.
+
+    `multipl-e` checks the system toolchains MultiPL-E's languages build and run with."""
+    if name == _TOOLCHAINS:
+        report = _toolchain_report()
+        if options["as_json"]:
+            click.echo(json.dumps(_report_json(report), indent=2))
+        else:
+            _print_report(report, Console())
+        if not report.ok:
+            sys.exit(1)
+        return
     path: Path | None = resolve_options(ctx, "env", options)["env_dir"]
     as_json: bool = options["as_json"]
     report = check_env(name, path, modules=not options["skip_imports"])
@@ -232,6 +247,20 @@ def _report_json(report: EnvReport) -> dict[str, object]:
             for item in report.items
         ],
     }
+
+
+def _toolchain_report() -> EnvReport:
+    """Every MultiPL-E language's compilers, interpreters and libraries, as samples see them."""
+    from passbench.benchmarks.multiple import LANGUAGES, tool_location
+
+    items = []
+    for language in LANGUAGES.values():
+        for tool in language.tools:
+            where = tool_location(tool)
+            packages = " ".join(language.debian_packages)
+            detail = where or f"missing (apt-get install {packages}; needed by {language.title})"
+            items.append(CheckItem("program", f"{language.key}: {tool}", where is not None, detail))
+    return EnvReport(_TOOLCHAINS, Path("/usr/bin"), tuple(items))
 
 
 def _print_report(report: EnvReport, console: Console) -> None:
