@@ -138,3 +138,53 @@ def test_verdicts_in_the_sandbox(sandbox: Sandbox, key: str) -> None:
         f"\n{key}: build {good.outputs['build_s']:.2f}s run {good.outputs['run_s']:.2f}s "
         f"(4 programs, 2 workers: {wall:.1f}s wall)"
     )
+
+
+def test_env_check_reports_a_missing_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from click.testing import CliRunner
+
+    from passbench.benchmarks import multiple
+    from passbench.cli import cli
+
+    ok = CliRunner().invoke(cli, ["env", "check", "multipl-e", "--json"])
+    assert ok.exit_code == 0, ok.output
+    broken = replace(LANGUAGES["lua"], tools=("lua-that-is-not-installed",))
+    monkeypatch.setitem(multiple.LANGUAGES, "lua", broken)
+    missing = CliRunner().invoke(cli, ["env", "check", "multipl-e"])
+    assert missing.exit_code == 1
+    assert "lua-that-is-not-installed" in missing.output and "lua-unit" in missing.output
+
+
+@pytest.mark.slow
+def test_evaluate_samples_end_to_end(tmp_path: Path) -> None:
+    """`passbench evaluate --samples` on raw completions: cut at the stop tokens, run in the
+    sandbox, scored."""
+    import json
+
+    from click.testing import CliRunner
+
+    from passbench.cli import cli
+
+    if not bwrap_usable():
+        pytest.skip("bubblewrap cannot run here")
+    rows = [
+        # what follows the function (a stop token, then chatter) must be cut away
+        {"task_id": "HumanEval_53_add", "completion": GOOD["js"] + "// done\nadd(1, 2);\n"},
+        {"task_id": "HumanEval_53_add", "completion": WRONG["js"]},
+    ]
+    samples = tmp_path / "js.jsonl"
+    samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = CliRunner().invoke(
+        cli,
+        ["evaluate", "-b", "multipl-e-js", "--samples", str(samples), "--pass-k", "1"],
+        env={"PASSBENCH_DATA_DIR": str(DATA_DIR.resolve())},
+    )
+    assert result.exit_code == 0, result.output
+    verdicts = json.loads((tmp_path / "js_eval_results.json").read_text())["eval"]
+    statuses = [entry["status"] for entry in verdicts["HumanEval_53_add"]]
+    assert statuses == ["pass", "fail"]
+    assert not verdicts["HumanEval_53_add"][0]["solution"].endswith("add(1, 2);\n")
+    score = json.loads((tmp_path / "js_pass_at_k.json").read_text())
+    assert score["pass@1"] == pytest.approx(0.5)
