@@ -50,6 +50,31 @@ LOOP = {
     "lua": "    while true do end\nend\n",
 }
 
+# More tasks, (task id, known-good completion, known-bad completion); MBPP too where the
+# language has it (Lua, Rust)
+MORE = {
+    "js": [("HumanEval_23_strlen", "  return string.length;\n}\n", "  return 1;\n}\n")],
+    "cpp": [("HumanEval_23_strlen", "    return string.size();\n", "    return 1;\n")],
+    "java": [("HumanEval_23_strlen", "        return string.length();\n", "        return 1l;\n")],
+    "rs": [
+        ("HumanEval_23_strlen", "    string.len() as isize\n", "    1\n"),
+        (
+            "mbpp_3_is_not_prime",
+            "    if n < 2 { return true; }\n    (2..n).any(|d| n % d == 0)\n",
+            "    n % 2 == 0\n",
+        ),
+    ],
+    "lua": [
+        ("HumanEval_23_strlen", "    return #string\nend\n", "    return 1\nend\n"),
+        (
+            "mbpp_3_is_not_prime",
+            "    if n < 2 then return true end\n    for d = 2, n - 1 do\n"
+            "        if n % d == 0 then return true end\n    end\n    return false\nend\n",
+            "    return n % 2 == 0\nend\n",
+        ),
+    ],
+}
+
 pytestmark = [
     pytest.mark.skipif(not HAVE_DATA, reason="MultiPL-E data not found (PASSBENCH_DATA_DIR)"),
 ]
@@ -61,14 +86,20 @@ def _benchmark(key: str) -> MultiPLE:
     return benchmark
 
 
-def _task_add(key: str):  # type: ignore[no-untyped-def]
+def _task(key: str, task_id: str = "HumanEval_53_add"):  # type: ignore[no-untyped-def]
     loaded = _benchmark(key).load(data=DataSettings(data_dir=DATA_DIR, download=False))
-    return loaded.get("HumanEval_53_add")
+    return loaded.get(task_id)
 
 
-def _program(key: str, completion: str, name: str, run_timeout_s: float | None = None) -> Program:
+def _program(
+    key: str,
+    completion: str,
+    name: str,
+    run_timeout_s: float | None = None,
+    task_id: str = "HumanEval_53_add",
+) -> Program:
     benchmark = _benchmark(key)
-    task = _task_add(key)
+    task = _task(key, task_id)
     code = benchmark.solution_from_completion(task, completion)
     limit = run_timeout_s or benchmark.default_timeout_s
     return benchmark.program(task, code, key=f"{key}-{name}", timeout_s=limit)
@@ -101,7 +132,7 @@ def test_completion_is_cut_at_the_first_stop_token() -> None:
     js = LANGUAGES["js"]
     completion = "  return x + y;\n}\n// trailing chatter\nfunction other() {}\n"
     assert truncate_at_stop(completion, js.stop_tokens) == "  return x + y;\n}"
-    task = _task_add("cpp")
+    task = _task("cpp")
     code = _benchmark("cpp").solution_from_completion(task, "    return x + y;\n}\nint junk;\n")
     assert code == task.prompts["complete"] + "    return x + y;"
 
@@ -138,6 +169,21 @@ def test_verdicts_in_the_sandbox(sandbox: Sandbox, key: str) -> None:
         f"\n{key}: build {good.outputs['build_s']:.2f}s run {good.outputs['run_s']:.2f}s "
         f"(4 programs, 2 workers: {wall:.1f}s wall)"
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", sorted(LANGUAGES))
+def test_more_tasks_known_good_pass_known_bad_fail(sandbox: Sandbox, key: str) -> None:
+    programs = []
+    for task_id, good, bad in MORE[key]:
+        programs.append(_program(key, good, f"{task_id}-good", task_id=task_id))
+        programs.append(_program(key, bad, f"{task_id}-bad", task_id=task_id))
+    results = _run(sandbox, programs)
+    for task_id, _, _ in MORE[key]:
+        good, bad = results[f"{key}-{task_id}-good"], results[f"{key}-{task_id}-bad"]
+        assert good.status == "pass", (task_id, good.reason)
+        assert bad.status == "fail", (task_id, bad.reason)
+        assert bad.category == ErrorCategory.ASSERTION_FAILED, (task_id, bad.reason)
 
 
 def test_env_check_reports_a_missing_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -188,3 +234,18 @@ def test_evaluate_samples_end_to_end(tmp_path: Path) -> None:
     assert not verdicts["HumanEval_53_add"][0]["solution"].endswith("add(1, 2);\n")
     score = json.loads((tmp_path / "js_pass_at_k.json").read_text())
     assert score["pass@1"] == pytest.approx(0.5)
+
+
+def test_process_programs_cross_the_wire_to_remote_backends() -> None:
+    """docker, podman, ray, e2b and remote ship programs as JSON to the runner agent."""
+    import json
+
+    from passbench.errors import PassbenchError
+    from passbench.sandbox import wire
+
+    program = _program("java", GOOD["java"], "wire")
+    data = json.loads(json.dumps(wire.program_to_json(program)))
+    assert wire.program_from_json(data) == program
+    data["process"]["filename"] = "../escape.java"
+    with pytest.raises(PassbenchError, match="plain file name"):
+        wire.program_from_json(data)

@@ -153,9 +153,7 @@ def _offline_nltk_error(
 
 
 @env.command()
-@click.argument(
-    "name", default="bigcodebench", type=click.Choice((*spec_names(), _TOOLCHAINS))
-)
+@click.argument("name", default="bigcodebench", type=click.Choice((*spec_names(), _TOOLCHAINS)))
 @_PATH
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--skip-imports", is_flag=True, help="Skip the (slow) import of every module.")

@@ -13,13 +13,20 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from passbench.errors import BackendUnavailable, SandboxError, WireError
-from passbench.records import ErrorCategory, ExecResult, IOSpec, Isolation, Program
+from passbench.records import (
+    ErrorCategory,
+    ExecResult,
+    IOSpec,
+    Isolation,
+    ProcessSpec,
+    Program,
+)
 from passbench.sandbox.base import EnvironmentRef, Limits
 
 #: Version of this format; a server refuses requests of another.
 PROTOCOL = 1
 
-_STYLES = ("unittest", "script", "io")
+_STYLES = ("unittest", "script", "io", "process")
 _STATUSES = ("pass", "fail", "timeout")
 
 
@@ -72,6 +79,9 @@ def program_from_json(data: Any, where: str = "program") -> Program:
         )
     if (style == "io") != (io is not None):
         raise WireError(f"{where}: an 'io' program needs field 'io', and only it")
+    process = _process_from_json(data.get("process"), where)
+    if (style == "process") != (process is not None):
+        raise WireError(f"{where}: a 'process' program needs field 'process', and only it")
     timeout = float(_need(data, "timeout_s", (int, float), where))
     if not 0 < timeout <= 24 * 3600:
         raise WireError(f"{where}: field 'timeout_s' must be in (0, 86400]")
@@ -86,6 +96,37 @@ def program_from_json(data: Any, where: str = "program") -> Program:
         expected_duration_s=None if expected is None else float(expected),
         preload=tuple(preload),
         io=io,
+        process=process,
+    )
+
+
+def _process_from_json(data: Any, where: str) -> ProcessSpec | None:
+    if data is None:
+        return None
+    where = f"{where}.process"
+    if not isinstance(data, Mapping):
+        raise WireError(f"{where}: not an object")
+
+    def argv(value: Any, name: str) -> tuple[str, ...]:
+        if not isinstance(value, list) or not value or not all(isinstance(a, str) for a in value):
+            raise WireError(f"{where}: field '{name}' must be a non-empty list of strings")
+        return tuple(value)
+
+    builds = _need(data, "build", list, where)
+    filename = _need(data, "filename", str, where)
+    if not filename or "/" in filename or filename in (".", ".."):
+        raise WireError(f"{where}: field 'filename' must be a plain file name")
+    markers = _need(data, "syntax_markers", list, where)
+    if not all(isinstance(marker, str) for marker in markers):
+        raise WireError(f"{where}: field 'syntax_markers' must be strings")
+    return ProcessSpec(
+        filename=filename,
+        build=tuple(argv(command, "build") for command in builds),
+        run=argv(_need(data, "run", list, where), "run"),
+        build_timeout_s=float(_need(data, "build_timeout_s", (int, float), where)),
+        run_timeout_s=float(_need(data, "run_timeout_s", (int, float), where)),
+        output_cap=int(_need(data, "output_cap", int, where)),
+        syntax_markers=tuple(markers),
     )
 
 
