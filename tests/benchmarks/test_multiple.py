@@ -206,7 +206,7 @@ def test_env_check_reports_a_missing_toolchain(monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.slow
 def test_evaluate_samples_end_to_end(tmp_path: Path) -> None:
     """`passbench evaluate --samples` on raw completions: cut at the stop tokens, run in the
-    sandbox, scored."""
+    sandbox (identical programs once), scored."""
     import json
 
     from click.testing import CliRunner
@@ -219,6 +219,7 @@ def test_evaluate_samples_end_to_end(tmp_path: Path) -> None:
         # what follows the function (a stop token, then chatter) must be cut away
         {"task_id": "HumanEval_53_add", "completion": GOOD["js"] + "// done\nadd(1, 2);\n"},
         {"task_id": "HumanEval_53_add", "completion": WRONG["js"]},
+        {"task_id": "HumanEval_53_add", "completion": WRONG["js"]},  # the same program again
     ]
     samples = tmp_path / "js.jsonl"
     samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
@@ -230,10 +231,13 @@ def test_evaluate_samples_end_to_end(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     verdicts = json.loads((tmp_path / "js_eval_results.json").read_text())["eval"]
     statuses = [entry["status"] for entry in verdicts["HumanEval_53_add"]]
-    assert statuses == ["pass", "fail"]
+    assert statuses == ["pass", "fail", "fail"]
+    # deduplicated by content: the repeated program ran once, its verdict copied
+    first, again = verdicts["HumanEval_53_add"][1:]
+    assert first["duration_s"] == again["duration_s"] and first["wall_s"] == again["wall_s"]
     assert not verdicts["HumanEval_53_add"][0]["solution"].endswith("add(1, 2);\n")
     score = json.loads((tmp_path / "js_pass_at_k.json").read_text())
-    assert score["pass@1"] == pytest.approx(0.5)
+    assert score["pass@1"] == pytest.approx(1 / 3)
 
 
 def test_process_programs_cross_the_wire_to_remote_backends() -> None:

@@ -42,6 +42,14 @@ def weakest(*isolations: Isolation) -> Isolation:
     return Isolation.RLIMIT if Isolation.RLIMIT in isolations else Isolation.BUBBLEWRAP
 
 
+def _default_identity(program: Program) -> str:
+    """The hash a verdict is journaled under: the source's, and a process program's build and
+    run commands and limits, which decide its verdict too."""
+    if program.process is None:
+        return program_sha(program.source)
+    return program_sha(program.source, json.dumps(asdict(program.process), sort_keys=True))
+
+
 class Execution:
     """Where and how one evaluation's programs run: interpreter, environment, limits."""
 
@@ -243,7 +251,7 @@ class Execution:
 
         `identity` gives the hash a verdict is journaled under (default: the source's);
         `finalize` turns the sandbox's result into the verdict (the differential judge)."""
-        identify = identity or (lambda program: program_sha(program.source))
+        identify = identity or _default_identity
         shas = {program.key: identify(program) for program in programs}
         by_key = {program.key: program for program in programs}
         results: dict[str, ExecResult] = {}
@@ -261,13 +269,30 @@ class Execution:
         if reused:
             self.progress.advance(reused, info=f"{reused} reused from the journal")
         pending = [program for program in programs if program.key not in results]
-        with closing(self.stream(pending)) as stream:
+        # "process" programs (MultiPL-E) with the same content run once: building one costs
+        # seconds, and samples of a task often repeat each other
+        copies: dict[str, list[str]] = {}
+        first: dict[str, str] = {}
+        unique = []
+        for program in pending:
+            sha = shas[program.key]
+            if program.style == "process" and sha in first:
+                copies[first[sha]].append(program.key)
+                continue
+            first[sha] = program.key
+            copies[program.key] = []
+            unique.append(program)
+        with closing(self.stream(unique)) as stream:
             for result in stream:
                 if finalize is not None:
                     result = finalize(by_key[result.key], result)
                 journal.record(shas[result.key], result)
                 results[result.key] = result
-                self.progress.advance(1, info=f"{result.task_id}: {result.status}")
+                for key in copies[result.key]:
+                    results[key] = replace(result, key=key)
+                self.progress.advance(
+                    1 + len(copies[result.key]), info=f"{result.task_id}: {result.status}"
+                )
         self.progress.finish()
         if self.elsewhere and self.settings.verify_fraction > 0 and pending:
             self._verify(pending, results, finalize)
