@@ -220,24 +220,29 @@ def test_evaluate_samples_end_to_end(tmp_path: Path) -> None:
         {"task_id": "HumanEval_53_add", "completion": GOOD["js"] + "// done\nadd(1, 2);\n"},
         {"task_id": "HumanEval_53_add", "completion": WRONG["js"]},
         {"task_id": "HumanEval_53_add", "completion": WRONG["js"]},  # the same program again
+        {"task_id": "HumanEval_53_add", "completion": LOOP["js"]},
     ]
     samples = tmp_path / "js.jsonl"
     samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
     result = CliRunner().invoke(
         cli,
-        ["evaluate", "-b", "multipl-e-js", "--samples", str(samples), "--pass-k", "1"],
+        ["evaluate", "-b", "multipl-e-js", "--samples", str(samples), "--pass-k", "1"]
+        + ["--timeout-per-task", "1.5"],
         env={"PASSBENCH_DATA_DIR": str(DATA_DIR.resolve())},
     )
     assert result.exit_code == 0, result.output
     verdicts = json.loads((tmp_path / "js_eval_results.json").read_text())["eval"]
     statuses = [entry["status"] for entry in verdicts["HumanEval_53_add"]]
-    assert statuses == ["pass", "fail", "fail"]
+    assert statuses == ["pass", "fail", "fail", "timeout"]
     # deduplicated by content: the repeated program ran once, its verdict copied
-    first, again = verdicts["HumanEval_53_add"][1:]
+    first, again = verdicts["HumanEval_53_add"][1:3]
     assert first["duration_s"] == again["duration_s"] and first["wall_s"] == again["wall_s"]
     assert not verdicts["HumanEval_53_add"][0]["solution"].endswith("add(1, 2);\n")
     score = json.loads((tmp_path / "js_pass_at_k.json").read_text())
-    assert score["pass@1"] == pytest.approx(1 / 3)
+    assert score["pass@1"] == pytest.approx(1 / 4)
+    # the run's limit is --timeout-per-task (MultiPL-E's 15 s by default), not BigCodeBench's
+    # max(limit, 20 s) + 1
+    assert verdicts["HumanEval_53_add"][3]["wall_s"] < 5
 
 
 def test_process_programs_cross_the_wire_to_remote_backends() -> None:

@@ -103,6 +103,10 @@ class TestedStyle:
         checked = settings.check_ground_truth and getattr(self.benchmark, "has_reference", True)
         if checked:
             truth, truth_isolation = self.ground_truth()
+        # without reference solutions the benchmark's own limit holds (MultiPL-E's per
+        # language), not BigCodeBench's rule of the ground truth's time
+        has_reference = getattr(self.benchmark, "has_reference", True)
+        limit = None if has_reference else execution.timeout_per_task_s
         programs: list[Program] = []
         for sample, code in zip(samples, codes, strict=True):
             task = tasks[sample.task_id]
@@ -112,7 +116,8 @@ class TestedStyle:
                     task,
                     code,
                     key=f"{task.task_id}#{sample.sample_index}",
-                    timeout_s=sample_time_limit(settings, execution.default_timeout_s, gt_time),
+                    timeout_s=limit
+                    or sample_time_limit(settings, execution.default_timeout_s, gt_time),
                     expected_duration_s=gt_time,
                 )
             )
