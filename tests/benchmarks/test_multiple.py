@@ -224,10 +224,10 @@ def test_evaluate_samples_end_to_end(tmp_path: Path) -> None:
     ]
     samples = tmp_path / "js.jsonl"
     samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    arguments = ["evaluate", "-b", "multipl-e-js", "--samples", str(samples), "--pass-k", "1"]
     result = CliRunner().invoke(
         cli,
-        ["evaluate", "-b", "multipl-e-js", "--samples", str(samples), "--pass-k", "1"]
-        + ["--timeout-per-task", "1.5"],
+        [*arguments, "--timeout-per-task", "1.5"],
         env={"PASSBENCH_DATA_DIR": str(DATA_DIR.resolve())},
     )
     assert result.exit_code == 0, result.output
