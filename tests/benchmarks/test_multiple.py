@@ -258,3 +258,27 @@ def test_process_programs_cross_the_wire_to_remote_backends() -> None:
     data["process"]["filename"] = "../escape.java"
     with pytest.raises(PassbenchError, match="plain file name"):
         wire.program_from_json(data)
+
+
+def test_cli_shows_prompts_and_refuses_a_ground_truth_run(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from passbench.cli import cli
+
+    env = {"PASSBENCH_DATA_DIR": str(DATA_DIR.resolve())}
+    shown = CliRunner().invoke(
+        cli,
+        ["tasks", "show", "HumanEval_53_add", "-b", "multipl-e-rs", "--field", "prompt"],
+        env=env,
+    )
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.rstrip().endswith("fn add(x: isize, y: isize) -> isize {")
+    refused = CliRunner().invoke(
+        cli,
+        ["evaluate", "-b", "multipl-e-rs", "--ground-truth", "--output-dir", str(tmp_path)],
+        env=env,
+    )
+    from passbench.errors import InputError
+
+    assert isinstance(refused.exception, InputError)  # exit code 2 from `passbench`
+    assert "has no reference solutions" in str(refused.exception)

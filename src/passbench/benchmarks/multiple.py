@@ -23,7 +23,7 @@ from pathlib import Path
 from passbench.benchmarks._fields import RecordReader
 from passbench.benchmarks.base import LoadedBenchmark, check_subset, check_version
 from passbench.benchmarks.data import DataFile, DataSettings, resolve
-from passbench.errors import DatasetError
+from passbench.errors import DatasetError, InputError
 from passbench.progress import Progress
 from passbench.records import ProcessSpec, Program, Task
 
@@ -280,7 +280,10 @@ class MultiPLE:
         )
 
     def canonical_code(self, task: Task) -> str:
-        raise DatasetError(f"{self.name} has no reference solutions ({task.task_id})")
+        raise InputError(
+            f"{self.name} has no reference solutions ({task.task_id}): there is no ground truth "
+            "to run"
+        )
 
     def calibrated_code(self, task: Task, solution: str) -> str:
         return solution

@@ -123,7 +123,8 @@ def show_task(ctx: click.Context, /, task_id: str, **options: Any) -> None:
     texts = {
         "prompt": task.prompts[split],
         "test": task.test,
-        "solution": bench.canonical_code(task),
+        # MultiPL-E has no reference solutions: nothing to show
+        "solution": bench.canonical_code(task) if getattr(bench, "has_reference", True) else "",
     }
     if field != "all":
         text = texts[field]
