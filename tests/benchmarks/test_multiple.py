@@ -282,3 +282,25 @@ def test_cli_shows_prompts_and_refuses_a_ground_truth_run(tmp_path: Path) -> Non
 
     assert isinstance(refused.exception, InputError)  # exit code 2 from `passbench`
     assert "has no reference solutions" in str(refused.exception)
+
+
+# Passes only when the program can open its parent's /proc entries: the parent (the sandbox's
+# child process) holds the verdict pipe and its nonce, so reaching them would let a program
+# forge a verdict.
+PEEK_AT_PARENT = """    local f = io.open("/proc/self/stat"); local stat = f:read("a"); f:close()
+    local ppid = stat:match("%) %a (%d+)")
+    for _, what in ipairs({"environ", "mem", "fd/3", "fd/4", "fd/5", "fd/6"}) do
+        local h = io.open("/proc/" .. ppid .. "/" .. what, "rb")
+        if h then h:close(); return x + y end
+    end
+    return 0
+end
+"""
+
+
+@pytest.mark.slow
+def test_a_program_cannot_reach_the_process_that_reports_its_verdict(sandbox: Sandbox) -> None:
+    results = _run(sandbox, [_program("lua", PEEK_AT_PARENT, "peek")])
+    result = results["lua-peek"]
+    assert result.status == "fail", result.reason
+    assert result.category == ErrorCategory.ASSERTION_FAILED, result.reason

@@ -572,6 +572,10 @@ def child_main(job: dict[str, Any], result_fd: int, nonce: bytes) -> NoReturn:
         if job["style"] == "script":
             _run_script(job["source"], float(job["timeout_s"]), outcome)
         elif job["style"] == "process":
+            # The program runs as this process's child, with the same uid: were this process
+            # dumpable, the program could read its memory (the nonce) or open its verdict pipe
+            # through /proc and forge a verdict. It runs no sample code itself.
+            _prctl(_PR_SET_DUMPABLE, 0)
             _process.run_process(job, outcome)
         else:
             _run_unittest(job["source"], job["test_class"], float(job["timeout_s"]), outcome)
