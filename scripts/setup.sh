@@ -6,8 +6,8 @@
 #
 #   bash scripts/setup.sh          # what running evaluations (and passbench serve) needs
 #   bash scripts/setup.sh --multipl-e  # plus MultiPL-E's toolchains (node, g++, JDK, rustc, lua)
-#   bash scripts/setup.sh --dev    # plus test dependencies (MultiPL-E's toolchains too) (pytest, chromium for report tests,
-#                                  # podman for the container backend's tests)
+#   bash scripts/setup.sh --dev    # plus test dependencies (pytest, chromium for report tests,
+#                                  # podman for the container backend's tests, MultiPL-E's toolchains)
 #                                  # and .venv-vllm: vLLM's CPU build for the vllm provider tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
