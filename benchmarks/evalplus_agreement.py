@@ -1,14 +1,16 @@
-"""Per-sample verdict agreement between passbench and EvalPlus 0.3.1 on HumanEval+.
+"""Per-sample verdict agreement between passbench and EvalPlus 0.3.1 on HumanEval+ or MBPP+.
 
-    python benchmarks/evalplus_agreement.py --baseline-venv VENV [--checkset DIR]
+    python benchmarks/evalplus_agreement.py --baseline-venv VENV [--dataset humaneval|mbpp]
+        [--checkset DIR]
         [--reuse-evalplus EVAL_RESULTS.json] [--reuse-passbench EVAL_RESULTS.json]
 
 Both tools evaluate the same sample file (built by benchmarks/evalplus_checkset.py) with their
-defaults (EvalPlus: `evalplus.evaluate --dataset humaneval`; passbench: `evaluate --benchmark
-humanevalplus`); for every sample the pair (base_status, plus_status) is compared. Prints the
-agreement overall and per family, every disagreement with passbench's reason, and writes a
-JSON report to benchmarks/results/evalplus-agreement.json. EvalPlus reads the shared dataset
-(uncompressed, through `HUMANEVAL_OVERRIDE_PATH`) and keeps its cache in a folder of its own.
+defaults (EvalPlus: `evalplus.evaluate --dataset humaneval|mbpp`; passbench: `evaluate
+--benchmark humanevalplus|mbppplus`); for every sample the pair (base_status, plus_status) is
+compared. Prints the agreement overall and per family, every disagreement with passbench's
+reason, and writes a JSON report to benchmarks/results/evalplus-agreement[-mbpp].json.
+EvalPlus reads the shared dataset (uncompressed, through `HUMANEVAL_OVERRIDE_PATH` /
+`MBPP_OVERRIDE_PATH`) and keeps its cache in a folder of its own.
 """
 
 from __future__ import annotations
@@ -28,30 +30,51 @@ from _passbench import default_command
 DEFAULT_CHECKSET = REPO_ROOT.parent / "baseline" / "evalplus-checkset"
 
 
-def uncompressed_humanevalplus() -> Path:
-    """HumanEval+ v0.1.10 as plain JSONL: EvalPlus hashes the file's bytes (md5), and its
-    published `hash` is that of the uncompressed release."""
+#: `--dataset` -> (shared data file, its uncompressed name, EvalPlus's override variable,
+#: passbench's benchmark)
+DATASETS = {
+    "humaneval": (
+        "humaneval/HumanEvalPlus.jsonl.gz",
+        "HumanEvalPlus-v0.1.10.jsonl",
+        "HUMANEVAL_OVERRIDE_PATH",
+        "humanevalplus",
+    ),
+    "mbpp": (
+        "mbpp/MbppPlus-v0.2.0.jsonl.gz",
+        "MbppPlus-v0.2.0.jsonl",
+        "MBPP_OVERRIDE_PATH",
+        "mbppplus",
+    ),
+}
+
+
+def uncompressed(dataset: str = "humaneval") -> Path:
+    """The dataset as plain JSONL: EvalPlus hashes the file's bytes (md5), and its published
+    `hash` is that of the uncompressed release."""
     import gzip
 
-    target = RESULTS_DIR / "cache" / "HumanEvalPlus-v0.1.10.jsonl"
+    relpath, name, _, _ = DATASETS[dataset]
+    target = RESULTS_DIR / "cache" / name
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".partial")
-        with gzip.open(data_dir() / "humaneval" / "HumanEvalPlus.jsonl.gz", "rb") as source:
+        with gzip.open(data_dir() / relpath, "rb") as source:
             partial.write_bytes(source.read())
         partial.replace(target)
     return target
 
 
-def run_evalplus(venv: Path, samples: Path, workdir: Path, parallel: int | None) -> Path:
+def run_evalplus(
+    venv: Path, samples: Path, workdir: Path, parallel: int | None, dataset: str = "humaneval"
+) -> Path:
     """`evalplus.evaluate` on a copy of `samples` in `workdir`; its result file."""
     workdir.mkdir(parents=True, exist_ok=True)
     copy = workdir / samples.name
     copy.write_bytes(samples.read_bytes())
     env = dict(os.environ)
-    env["HUMANEVAL_OVERRIDE_PATH"] = str(uncompressed_humanevalplus())
+    env[DATASETS[dataset][2]] = str(uncompressed(dataset))
     env["XDG_CACHE_HOME"] = str(workdir / "cache")
-    argv = [str(venv / "bin" / "evalplus.evaluate"), "--dataset", "humaneval"]
+    argv = [str(venv / "bin" / "evalplus.evaluate"), "--dataset", dataset]
     argv += ["--samples", str(copy), "--i-just-wanna-run"]
     if parallel:
         argv += ["--parallel", str(parallel)]
@@ -59,9 +82,11 @@ def run_evalplus(venv: Path, samples: Path, workdir: Path, parallel: int | None)
     return copy.with_name(copy.stem + "_eval_results.json")
 
 
-def run_passbench(samples: Path, workdir: Path, workers: int | None) -> Path:
+def run_passbench(
+    samples: Path, workdir: Path, workers: int | None, dataset: str = "humaneval"
+) -> Path:
     workdir.mkdir(parents=True, exist_ok=True)
-    argv = [*default_command(), "evaluate", "--benchmark", "humanevalplus"]
+    argv = [*default_command(), "evaluate", "--benchmark", DATASETS[dataset][3]]
     argv += ["--samples", str(samples), "--output-dir", str(workdir), "--no-resume"]
     if workers:
         argv += ["--workers", str(workers)]
@@ -133,25 +158,35 @@ def compare(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline-venv", type=Path, help="EvalPlus 0.3.1's venv")
-    parser.add_argument("--checkset", type=Path, default=DEFAULT_CHECKSET)
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="humaneval")
+    parser.add_argument("--checkset", type=Path, help=f"default: {DEFAULT_CHECKSET} (+ -mbpp)")
     parser.add_argument("--reuse-evalplus", type=Path, help="an EvalPlus result file to reuse")
     parser.add_argument("--reuse-passbench", type=Path, help="a passbench result file to reuse")
     parser.add_argument("--parallel", type=int, help="EvalPlus workers (default: its own)")
     parser.add_argument("--workers", type=int, help="passbench workers (default: its own)")
-    parser.add_argument("--report", type=Path, default=RESULTS_DIR / "evalplus-agreement.json")
+    parser.add_argument(
+        "--report", type=Path, help="default: results/evalplus-agreement[-mbpp].json"
+    )
     args = parser.parse_args(argv)
+    suffix = "" if args.dataset == "humaneval" else f"-{args.dataset}"
+    checkset = args.checkset or DEFAULT_CHECKSET.with_name(DEFAULT_CHECKSET.name + suffix)
+    args.report = args.report or RESULTS_DIR / f"evalplus-agreement{suffix}.json"
 
-    samples = args.checkset / "checkset.jsonl"
-    families = json.loads((args.checkset / "families.json").read_text())
+    samples = checkset / "checkset.jsonl"
+    families = json.loads((checkset / "families.json").read_text())
     with tempfile.TemporaryDirectory(prefix="evalplus-agreement-") as scratch:
         work = Path(scratch)
         if args.reuse_evalplus:
             theirs = args.reuse_evalplus
         elif args.baseline_venv:
-            theirs = run_evalplus(args.baseline_venv, samples, work / "evalplus", args.parallel)
+            theirs = run_evalplus(
+                args.baseline_venv, samples, work / "evalplus", args.parallel, args.dataset
+            )
         else:
             parser.error("give --baseline-venv or --reuse-evalplus")
-        ours = args.reuse_passbench or run_passbench(samples, work / "passbench", args.workers)
+        ours = args.reuse_passbench or run_passbench(
+            samples, work / "passbench", args.workers, args.dataset
+        )
         report = compare(samples, families, verdicts(theirs), verdicts(ours))
 
     args.report.parent.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,10 @@
-"""Build the HumanEval+ check set: sample files on which passbench must agree with EvalPlus.
+"""Build the HumanEval+ or MBPP+ check set: samples on which passbench must agree with EvalPlus.
 
-    python benchmarks/evalplus_checkset.py [--output DIR] [--seed N]
+    python benchmarks/evalplus_checkset.py [--dataset humaneval|mbpp] [--output DIR] [--seed N]
+        [--every N]
 
 Writes `DIR/checkset.jsonl` (EvalPlus's sample format: `task_id` and `solution` or
-`completion`; every one of the 164 tasks present, as `evalplus.evaluate` requires) and
+`completion`; every task present, as `evalplus.evaluate` requires) and
 `DIR/families.json` (the family of each sample, in file order). The samples are derived from
 the canonical solutions, deterministically (seeded), in families that exercise each of
 EvalPlus's rules:
@@ -38,8 +39,23 @@ MUTANTS_PER_TASK = 4
 DEFAULT_OUTPUT = REPO_ROOT.parent / "baseline" / "evalplus-checkset"
 
 
-def load_tasks() -> list[dict[str, Any]]:
-    path = data_dir() / "humaneval" / "HumanEvalPlus.jsonl.gz"
+#: `--dataset` -> the shared data file (EvalPlus's dataset names)
+DATA_FILES = {
+    "humaneval": "humaneval/HumanEvalPlus.jsonl.gz",
+    "mbpp": "mbpp/MbppPlus-v0.2.0.jsonl.gz",
+}
+
+
+def default_output(dataset: str) -> Path:
+    return (
+        DEFAULT_OUTPUT
+        if dataset == "humaneval"
+        else DEFAULT_OUTPUT.with_name(f"{DEFAULT_OUTPUT.name}-{dataset}")
+    )
+
+
+def load_tasks(dataset: str = "humaneval") -> list[dict[str, Any]]:
+    path = data_dir() / DATA_FILES[dataset]
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
@@ -230,13 +246,20 @@ def entry_only(task: dict[str, Any]) -> str | None:
     return ast.unparse(ast.Module(body=kept, type_ignores=[]))
 
 
-def samples(tasks: list[dict[str, Any]], seed: int) -> Iterator[tuple[str, dict[str, Any]]]:
+def samples(
+    tasks: list[dict[str, Any]], seed: int, every: int = 1
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every family for every `every`-th task; the canonical ones for all (EvalPlus requires
+    every task to have samples)."""
     rng = random.Random(seed)
-    for number, task in enumerate(tasks):
+    for position, task in enumerate(tasks):
         task_id = task["task_id"]
         full = task["prompt"] + task["canonical_solution"]
         yield "canonical/solution", {"task_id": task_id, "solution": full}
         yield "canonical/completion", {"task_id": task_id, "completion": task["canonical_solution"]}
+        if position % every:
+            continue
+        number = position // every
         for mutant in mutants(task, rng):
             yield "mutant", {"task_id": task_id, "solution": mutant}
         for name, after in OUTPUT_FORMS.items():
@@ -269,13 +292,15 @@ def samples(tasks: list[dict[str, Any]], seed: int) -> Iterator[tuple[str, dict[
             yield "model-like/entry-only", {"task_id": task_id, "solution": lean}
 
 
-def build(output: Path, seed: int) -> tuple[Path, dict[str, int]]:
+def build(
+    output: Path, seed: int, dataset: str = "humaneval", every: int = 1
+) -> tuple[Path, dict[str, int]]:
     output.mkdir(parents=True, exist_ok=True)
     families: list[str] = []
     counts: dict[str, int] = {}
     sample_file = output / "checkset.jsonl"
     with sample_file.open("w", encoding="utf-8") as handle:
-        for family, sample in samples(load_tasks(), seed):
+        for family, sample in samples(load_tasks(dataset), seed, every):
             handle.write(json.dumps(sample) + "\n")
             families.append(family)
             counts[family] = counts.get(family, 0) + 1
@@ -285,10 +310,15 @@ def build(output: Path, seed: int) -> tuple[Path, dict[str, int]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--dataset", choices=sorted(DATA_FILES), default="humaneval")
+    parser.add_argument("--output", type=Path, help=f"default: {DEFAULT_OUTPUT} (+ -mbpp)")
     parser.add_argument("--seed", type=int, default=20261124)
+    parser.add_argument(
+        "--every", type=int, default=1, help="all families for every N-th task only (default 1)"
+    )
     args = parser.parse_args(argv)
-    path, counts = build(args.output, args.seed)
+    output = args.output or default_output(args.dataset)
+    path, counts = build(output, args.seed, args.dataset, args.every)
     for family, count in sorted(counts.items()):
         print(f"{count:6d}  {family}")
     print(f"{sum(counts.values()):6d}  samples -> {path}")

@@ -38,7 +38,7 @@ from _common import (
     write_result,
 )
 from _passbench import default_command
-from evalplus_agreement import DEFAULT_CHECKSET, uncompressed_humanevalplus
+from evalplus_agreement import DEFAULT_CHECKSET, uncompressed
 
 #: The model-like file: of every ten tasks, this many get a sample of each kind.
 MIX = (
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = run_dir("evalplus-speed")
     files = sample_files(args.checkset, folder)
     evalplus_env = dict(os.environ)
-    evalplus_env["HUMANEVAL_OVERRIDE_PATH"] = str(uncompressed_humanevalplus())
+    evalplus_env["HUMANEVAL_OVERRIDE_PATH"] = str(uncompressed("humaneval"))
     evalplus_env["XDG_CACHE_HOME"] = str(folder / "evalplus-cache")
     passbench_env = dict(os.environ, PASSBENCH_DATA_DIR=str(data_dir()))
     passbench_env["PASSBENCH_CACHE_DIR"] = str(folder / "passbench-cache")

@@ -6,7 +6,7 @@ newline changes scores:
 - BigCodeBench: `bigcodebench/provider/utility.py::make_raw_chat_prompt` and
   `bigcodebench/generate.py` (default prefixes), `bigcodebench/provider/{openai,anthropic,vllm,
   hf}.py` (who prefills, which stop sequences).
-- HumanEval(+): EvalPlus, `evalplus/codegen.py` (prompt = `task["prompt"].strip() + "\\n"`,
+- HumanEval(+), MBPP(+): EvalPlus, `evalplus/codegen.py` (prompt = `task["prompt"].strip() + "\\n"`,
   default prefixes), `evalplus/provider/openai.py` (API chat message) and
   `evalplus/provider/utility.py::make_raw_chat_prompt` (local chat-template message).
 
@@ -47,6 +47,8 @@ EOS: tuple[str, ...] = (
 )
 #: `extra_eos_for_direct_completion("bigcodebench")`; EvalPlus uses the same list for HumanEval.
 DIRECT_COMPLETION_EOS: tuple[str, ...] = ("\ndef ", "\nclass ", "\nimport ", "\nfrom ", "\nassert ")
+#: `extra_eos_for_direct_completion("mbpp")`: MBPP+ prompts are a docstring with an assert.
+MBPP_DIRECT_COMPLETION_EOS: tuple[str, ...] = ('\n"""', "\nassert")
 #: Added by the official local backends for chat models whose prefill opens a code fence.
 FENCE_CLOSE_EOS = "\n```\n"
 
@@ -71,6 +73,8 @@ class _Protocol:
     direct_splits: frozenset[str]
     # whether the official local backends always stop at a closing fence for chat models
     always_stop_at_fence: bool
+    # extra stop sequences of a base model (`extra_eos_for_direct_completion`)
+    direct_eos: tuple[str, ...] = DIRECT_COMPLETION_EOS
 
 
 def _bigcodebench_user(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
@@ -103,6 +107,13 @@ _PROTOCOLS: dict[str, _Protocol] = {
 }
 _PROTOCOLS["humanevalplus"] = _PROTOCOLS["humaneval"]
 _PROTOCOLS["humaneval-openai"] = _PROTOCOLS["humaneval"]
+_PROTOCOLS["mbpp"] = _PROTOCOLS["mbppplus"] = _Protocol(
+    direct=lambda text: text.strip() + "\n",
+    user_message=_evalplus_user,
+    direct_splits=frozenset({"complete"}),
+    always_stop_at_fence=True,
+    direct_eos=MBPP_DIRECT_COMPLETION_EOS,
+)
 
 
 def _protocol(benchmark: str) -> _Protocol:
@@ -179,7 +190,7 @@ def stop_sequences(
     """
     protocol = _protocol(benchmark)
     if not chat:
-        return EOS + DIRECT_COMPLETION_EOS
+        return EOS + protocol.direct_eos
     response = RESPONSE_PREFIX if response_prefix is None else response_prefix
     if protocol.always_stop_at_fence or (prefill and "```" in response):
         return (*EOS, FENCE_CLOSE_EOS)

@@ -26,6 +26,7 @@ def test_names() -> None:
     )
     multiple = tuple(f"multipl-e-{key}" for key in ("js", "cpp", "java", "rs", "lua"))
     assert set(multiple) <= set(benchmark_names())
+    assert {"mbpp", "mbppplus"} <= set(benchmark_names())
     for name in benchmark_names():
         bench = get_benchmark(name)
         assert bench.name == name
@@ -36,10 +37,11 @@ def test_names() -> None:
 
 def test_unknown_benchmark_lists_valid_names() -> None:
     with pytest.raises(UnknownNameError) as caught:
-        get_benchmark("mbpp")
+        get_benchmark("apps")
     message = str(caught.value)
-    assert "unknown benchmark 'mbpp'" in message
+    assert "unknown benchmark 'apps'" in message
     assert "bigcodebench, humaneval, humanevalplus, humaneval-openai" in message
+    assert "mbpp, mbppplus" in message
     assert isinstance(caught.value, InputError) and caught.value.exit_code == 2
 
 
@@ -53,6 +55,7 @@ def test_unknown_benchmark_lists_valid_names() -> None:
         ("humaneval", check_version, None, "v0.1.10"),
         ("humaneval-openai", check_version, None, "v1"),
         ("humanevalplus", check_version, None, "v0.1.10"),
+        ("mbppplus", check_version, None, "v0.2.0"),
     ],
 )
 def test_known_names(name: str, check: object, value: str | None, expected: str) -> None:

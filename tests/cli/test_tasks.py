@@ -97,7 +97,7 @@ def test_show_all(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["tasks", "list", "-b", "mbpp"], "'mbpp' is not one of"),
+        (["tasks", "list", "-b", "apps"], "'apps' is not one of"),
         (["tasks", "list", "--subset", "tiny"], "unknown subset 'tiny' for bigcodebench"),
         (["tasks", "list", "--version", "v9"], "choose one of: v0.1.4, v0.1.5"),
         (["tasks", "show", "HumanEval/999"], "no task 'HumanEval/999'"),

@@ -38,6 +38,8 @@ _FACTORIES: dict[str, str] = {
     "multipl-e-java": "passbench.benchmarks.multiple:MultiPLEJava",
     "multipl-e-rs": "passbench.benchmarks.multiple:MultiPLERust",
     "multipl-e-lua": "passbench.benchmarks.multiple:MultiPLELua",
+    "mbpp": "passbench.benchmarks.mbpp:Mbpp",
+    "mbppplus": "passbench.benchmarks.mbpp:MbppPlus",
 }
 
 

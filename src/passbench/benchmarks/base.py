@@ -164,6 +164,12 @@ class Phase:
     # modules already imported in the process the reference evaluator runs candidates in,
     # which a candidate may therefore import even after the reliability guard
     preload: tuple[str, ...] = ()
+    # (argument list, candidate output, expected output, out == exp) -> the exact match to use:
+    # MBPP+'s special oracles, which, unlike `oracle`, still go on to the tolerance rules
+    match: Callable[[Sequence[Any], Any, Any, bool], bool] | None = None
+    # the inputs as the reference evaluator writes them in its `*_fail_tests` fields (MBPP+
+    # serialises a few tasks' sets and complex numbers as text); empty: `inputs`
+    reported_inputs: tuple[Any, ...] = ()
 
 
 @runtime_checkable

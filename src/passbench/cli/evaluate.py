@@ -25,8 +25,8 @@ from passbench.settings.registry import BACKEND_NAMES
 @click.option(
     "--benchmark",
     "-b",
-    help="bigcodebench, humaneval, humanevalplus, humaneval-openai or multipl-e-LANG "
-    "(js, cpp, java, rs, lua).",
+    help="bigcodebench, humaneval, humanevalplus, humaneval-openai, mbpp, mbppplus or "
+    "multipl-e-LANG (js, cpp, java, rs, lua).",
 )
 @click.option(
     "--version", "version", help="Dataset version (BigCodeBench: v0.1.4 default, v0.1.5)."

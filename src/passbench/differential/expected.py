@@ -95,7 +95,7 @@ def reference_program(task: Task, phase: Phase, code: str) -> Program:
             time_limits=(REFERENCE_INPUT_LIMIT_S,) * count,
             # every value whole (up to the codec's caps): the judge needs floats and, with a
             # tolerance, everything; the rest is compared by digest when large
-            want_values=tuple(range(count)) if phase.atol or phase.oracle else (),
+            want_values=(tuple(range(count)) if phase.atol or phase.oracle or phase.match else ()),
             reference=True,
         ),
     )

@@ -11,6 +11,8 @@ EvalPlus's rules, per input in order (its default `fast_check`: the first failur
 phase):
 
 - `exact_match = out == exp`;
+- MBPP+'s special oracles (`Phase.match`: set equality, "not None", Mbpp/558 and 581's
+  alternative answers) decide `exact_match` instead, then the rules below apply as usual;
 - a special oracle replaces the comparison where the benchmark has one (HumanEval/32
   `find_zero`: `|poly(xs, out)| <= atol`), and skips the rule below; EvalPlus 0.3.1 does not
   count an input its oracle accepts, which fails every such phase
@@ -42,6 +44,8 @@ RTOL = 1e-07
 
 #: A special oracle: (input arguments, candidate output, tolerance) -> passes.
 Oracle = Callable[[Sequence[Any], Any, float], bool]
+#: An MBPP+ special oracle: (input arguments, output, expected, out == exp) -> exact match.
+Match = Callable[[Sequence[Any], Any, Any, bool], bool]
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
 
@@ -55,6 +59,7 @@ class PhaseSpec:
     time_limits: tuple[float, ...]
     oracle: Oracle | None = None
     inputs: Sequence[Any] = ()  # argument lists, as the reference received them (oracles)
+    match: Match | None = None  # MBPP+'s special oracles (benchmarks.base.Phase.match)
 
 
 def wanted_values(
@@ -205,6 +210,13 @@ def compare(
                 f"the oracle rejected {_show(out_value)}: {type(error).__name__}",
             )
         return ok, tolerance, "" if ok else f"the oracle rejected {_show(out_value)}"
+    if phase.match is not None:
+        if out_value is _MISSING or exp_value is _MISSING:
+            return False, tolerance, "output too large to check"
+        try:
+            exact = bool(phase.match(phase.inputs[index], out_value, exp_value, exact))
+        except Exception as error:  # e.g. set() of an unhashable output: EvalPlus fails it too
+            return False, tolerance, f"the oracle rejected {_show(out_value)}: {error!r:.100}"
     if tolerance == 0 and exp.get("floats"):
         tolerance = FLOAT_ATOL
     if not exact and tolerance != 0:

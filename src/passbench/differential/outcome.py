@@ -56,6 +56,7 @@ def evalplus_fields(outcomes: Sequence[PhaseOutcome]) -> dict[str, Any]:
         done = result.inputs_done or 0
         failed: list[Any] = []
         if result.status != "pass" and done > 0:
-            failed = [outcome.phase.inputs[done - 1]]
+            shown = outcome.phase.reported_inputs or outcome.phase.inputs
+            failed = [shown[done - 1]]
         fields[f"{name}_fail_tests"] = failed
     return fields

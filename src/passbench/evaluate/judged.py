@@ -1,4 +1,4 @@
-"""Samples of a differential benchmark (HumanEval, HumanEval+; MBPP+ next), judged on the host.
+"""Samples of a differential benchmark (HumanEval(+), MBPP(+)), judged on the host.
 
 Each phase of a sample (EvalPlus's base and plus inputs) is an io program: the candidate's code
 and the inputs, nothing else. The sandbox returns its outputs; `passbench.differential` judges
@@ -158,7 +158,7 @@ class JudgedStyle:
                     reference, settings.min_time_limit_s, settings.gt_time_limit_factor
                 )
                 spec = differential.PhaseSpec(
-                    phase.name, phase.atol, limits, phase.oracle, phase.inputs
+                    phase.name, phase.atol, limits, phase.oracle, phase.inputs, phase.match
                 )
                 planned[key] = (reference, spec)
                 programs.append(
@@ -170,7 +170,9 @@ class JudgedStyle:
                         limits=limits,
                         cap_s=execution.timeout_per_task_s,
                         want_values=differential.wanted_values(
-                            reference.records, phase.atol, phase.oracle is not None
+                            reference.records,
+                            phase.atol,
+                            phase.oracle is not None or phase.match is not None,
                         ),
                     )
                 )

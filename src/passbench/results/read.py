@@ -180,6 +180,8 @@ def guess_benchmark(tasks: Mapping[str, Any]) -> str | None:
         return "bigcodebench"
     if prefixes == {"HumanEval"}:
         return "humaneval"
+    if prefixes == {"Mbpp"}:
+        return "mbpp"
     return None
 
 

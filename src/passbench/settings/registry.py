@@ -84,7 +84,10 @@ GLOBAL: tuple[Setting, ...] = (
 )
 
 _BENCHMARK = _setting(
-    "benchmark", "text", "bigcodebench", "bigcodebench, humaneval or humanevalplus."
+    "benchmark",
+    "text",
+    "bigcodebench",
+    "bigcodebench, humaneval, humanevalplus, mbpp or mbppplus.",
 )
 _VERSION = _setting("version", "text", None, "Dataset version (default: the benchmark's).")
 _SPLIT = _setting("split", "text", "complete", "complete or instruct (instruct: BigCodeBench).")
