@@ -25,6 +25,8 @@ _COMMANDS: dict[str, str] = {
     "compare": "passbench.cli.compare:compare",
     "serve": "passbench.cli.serve:serve",
     "image": "passbench.cli.image:image",
+    "db": "passbench.cli.db:db",
+    "leaderboard": "passbench.cli.db:leaderboard",
 }
 
 

@@ -292,6 +292,14 @@ _SERVE: tuple[Setting, ...] = (
     ),
 )
 
+_DB = _setting(
+    "db",
+    "text",
+    None,
+    "The results store's SQLAlchemy URL (default: sqlite:///<user data folder>/passbench.db).",
+    env="PASSBENCH_DB",
+)
+
 #: Every command's settings besides GLOBAL, by command (the config file's table names).
 COMMANDS: dict[str, tuple[Setting, ...]] = {
     "evaluate": _EVALUATE,
@@ -320,6 +328,8 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
             choices=("majority", "any"),
         ),
     ),
+    "db": (_DB,),
+    "leaderboard": (_DB,),
     "env": (
         _setting(
             "env_dir",

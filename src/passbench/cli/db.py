@@ -1,0 +1,198 @@
+"""`passbench db` and `passbench leaderboard`: the results store (docs/leaderboard.md).
+
+The store's modules need SQLAlchemy and Alembic (pip install 'passbench[store]'); they are
+imported when a command runs, so the rest of passbench works without them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from passbench.cli.options import config_option, resolve_options
+from passbench.errors import InputError, PassbenchError
+
+if TYPE_CHECKING:  # importing the store needs the extra: only when a command runs
+    from passbench.store.database import Store
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+db_option: Callable[[F], F] = click.option(
+    "--db",
+    metavar="URL",
+    help="The store: a SQLAlchemy URL (sqlite:///FILE, postgresql+psycopg://USER@HOST/DB) or a "
+    "file path (env: PASSBENCH_DB; default: passbench.db in the user data folder).",
+)
+
+
+def _open(ctx: click.Context, command: str, options: dict[str, Any]) -> Store:
+    missing = [name for name in ("sqlalchemy", "alembic") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise InputError(
+            f"the results store needs {' and '.join(missing)}: pip install 'passbench[store]'"
+        )
+    from passbench.store.database import open_store
+
+    resolved = resolve_options(ctx, command, options)
+    return open_store(resolved["db"])
+
+
+@click.group()
+def db() -> None:
+    """The results store: runs with their per-sample verdicts (SQLite or PostgreSQL)."""
+
+
+@db.command()
+@db_option
+@config_option
+@click.pass_context
+def upgrade(ctx: click.Context, /, **options: Any) -> None:
+    """Create the store, or bring its schema to the newest migration."""
+    from passbench.store.database import current_revision
+
+    store = _open(ctx, "db", options)
+    try:
+        click.echo(f"{store.url}: schema at revision {current_revision(store.engine)}", err=True)
+    finally:
+        store.close()
+
+
+@db.command(name="import")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@db_option
+@config_option
+@click.pass_context
+def import_(ctx: click.Context, /, results: tuple[Path, ...], **options: Any) -> None:
+    """Store result files: _eval_results.json files (passbench's or the official
+    evaluator's), each with its _pass_at_k.json when beside it.
+
+    Each file is one transaction: a bad file changes nothing and the others are still stored.
+    A file already stored (same content) is skipped.
+    """
+    from passbench.store.importing import import_results
+
+    store = _open(ctx, "db", options)
+    failed: list[PassbenchError] = []
+    try:
+        for path in results:
+            try:
+                done = import_results(store, path)
+            except PassbenchError as error:
+                click.echo(f"error: {error}", err=True)
+                failed.append(error)
+                continue
+            verb = "imported" if done.created else "already stored"
+            click.echo(
+                f"{verb}: run {done.run_id} {done.model}: {done.n_tasks} tasks, "
+                f"{done.n_samples} samples, pass@1 {done.pass_at_1:.1%} ({path})",
+                err=True,
+            )
+    finally:
+        store.close()
+    if failed:
+        sys.exit(max(error.exit_code for error in failed))
+
+
+@db.command()
+@db_option
+@config_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of a table.")
+@click.pass_context
+def runs(ctx: click.Context, /, as_json: bool, **options: Any) -> None:
+    """List the stored runs, and how many reported scores the store holds."""
+    import json
+
+    from sqlalchemy import func, select
+
+    from passbench.store.models import ReportedScore, Run
+
+    store = _open(ctx, "db", options)
+    try:
+        with store.transaction() as session:
+            rows = session.scalars(select(Run).order_by(Run.id)).all()
+            described = [_describe(run) for run in rows]
+            reported = session.scalar(select(func.count()).select_from(ReportedScore)) or 0
+    finally:
+        store.close()
+    if as_json:
+        for item in described:
+            click.echo(json.dumps(item))
+        return
+    table = Table(title=f"runs in {store.url}")
+    for column in ("id", "model", "benchmark", "subset", "split", "tasks", "samples", "pass@1"):
+        table.add_column(column, justify="right" if column in ("tasks", "samples") else "left")
+    table.add_column("provenance")
+    table.add_column("file")
+    for item in described:
+        table.add_row(
+            str(item["id"]),
+            item["model"],
+            item["benchmark"] or "?",
+            item["subset"] or "?",
+            item["split"] or "?",
+            str(item["n_tasks"]),
+            str(item["n_samples"]),
+            f"{item['pass_at_1']:.1%}",
+            f"{item['provenance']} ({item['origin']})",
+            item["source_name"] or "",
+        )
+    console = Console()
+    console.print(table)
+    console.print(f"{len(described)} runs; {reported} reported scores (not re-executed)")
+
+
+def _describe(run: Any) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "model": run.model.name,
+        "benchmark": run.benchmark,
+        "subset": run.subset,
+        "split": run.split,
+        "n_tasks": run.n_tasks,
+        "n_samples": run.n_samples,
+        "pass_at_1": run.pass_at_1,
+        "provenance": run.provenance,
+        "origin": run.origin,
+        "source_name": run.source_name,
+        "content_sha256": run.content_sha256,
+    }
+
+
+@click.group()
+def leaderboard() -> None:
+    """The leaderboard's data: scores published elsewhere, stored as reported."""
+
+
+@leaderboard.command(name="import-official")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--subset",
+    type=click.Choice(("full", "hard")),
+    help="Which leaderboard the file is (default: hard when its name says so, else full).",
+)
+@db_option
+@config_option
+@click.pass_context
+def import_official(ctx: click.Context, /, file: Path, subset: str | None, **options: Any) -> None:
+    """Store the public BigCodeBench leaderboard's results.json as reported scores (pass@1 in
+    percent per split, and each model's metadata). Never mixed with verified runs."""
+    from passbench.store.official_leaderboard import import_official as do_import
+
+    store = _open(ctx, "leaderboard", options)
+    try:
+        done = do_import(store, file, subset)
+    finally:
+        store.close()
+    verb = "imported" if done.created else "already stored"
+    click.echo(
+        f"{verb}: {done.n_models} models, {done.n_scores} reported scores "
+        f"(BigCodeBench {done.subset}) from {file}",
+        err=True,
+    )
