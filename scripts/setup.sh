@@ -7,7 +7,8 @@
 #   bash scripts/setup.sh          # what running evaluations (and passbench serve) needs
 #   bash scripts/setup.sh --multipl-e  # plus MultiPL-E's toolchains (node, g++, JDK, rustc, lua)
 #   bash scripts/setup.sh --dev    # plus test dependencies (pytest, chromium for report tests,
-#                                  # podman for the container backend's tests, MultiPL-E's toolchains)
+#                                  # podman for the container backend's tests, PostgreSQL for the
+#                                  # store's tests, MultiPL-E's toolchains)
 #                                  # and .venv-vllm: vLLM's CPU build for the vllm provider tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,8 @@ fi
 if [ "$dev" = 1 ]; then
   # chromium: the HTML report's screenshot test; podman, runc and debootstrap: the container
   # backend's tests build a small runner image from a Debian base (tests/sandbox/container_support.py)
-  packages+=(chromium podman runc debootstrap)
+  # postgresql: tests/store start a real server from its binaries (initdb in a temporary folder)
+  packages+=(chromium podman runc debootstrap postgresql)
 fi
 if [ "$multiple" = 1 ]; then
   # MultiPL-E's languages, built and run inside the sandbox from /usr (benchmarks/multiple.py;
