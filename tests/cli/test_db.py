@@ -91,3 +91,13 @@ def test_import_official_leaderboard(data_dir: Path) -> None:
         score is not None for entry in published.values() for score in entry["pass@1"].values()
     )
     assert f"0 runs; {scores} reported scores" in invoke("db", "runs").stdout
+
+
+def test_the_store_can_be_named_in_the_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PASSBENCH_DB")
+    (tmp_path / "passbench.toml").write_text(f'[db]\ndb = "{tmp_path / "configured.db"}"\n')
+    invoke("db", "import", str(OFFICIAL))
+    assert (tmp_path / "configured.db").is_file()
+    assert len(runs()) == 1

@@ -64,8 +64,11 @@ def postgres_server() -> Iterator[str]:
     data, port = folder / "data", _free_port()
     initdb = subprocess.run(
         _as_server_user(
-            [str(binaries / "initdb"), "-D", str(data), "-U", _SUPERUSER, "--auth=trust"]
-            + ["--encoding=UTF8", "--no-sync"]
+            [
+                str(binaries / "initdb"),
+                *("-D", str(data), "-U", _SUPERUSER),
+                *("--auth=trust", "--encoding=UTF8", "--no-sync"),
+            ]
         ),
         capture_output=True,
         text=True,
@@ -75,8 +78,11 @@ def postgres_server() -> Iterator[str]:
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
     started = subprocess.run(
         _as_server_user(
-            [str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log")]
-            + ["-w", "-t", "60", "start"]
+            [
+                str(binaries / "pg_ctl"),
+                *("-D", str(data), "-o", options, "-l", str(folder / "log")),
+                *("-w", "-t", "60", "start"),
+            ]
         ),
         capture_output=True,
         text=True,
