@@ -34,16 +34,21 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _as_server_user(argv: list[str]) -> list[str]:
+def _server_user() -> pwd.struct_passwd | None:
+    """Who runs the server: None (ourselves) unless we are root, which initdb refuses."""
     if os.geteuid() != 0:
-        return argv
+        return None
     for user in _SERVER_USERS:
         try:
-            pwd.getpwnam(user)
+            return pwd.getpwnam(user)
         except KeyError:
             continue
-        return ["runuser", "-u", user, "--", *argv]
     pytest.fail("running as root and no 'postgres' or 'nobody' user to run PostgreSQL as")
+
+
+def _as_server_user(argv: list[str]) -> list[str]:
+    user = _server_user()
+    return argv if user is None else ["runuser", "-u", user.pw_name, "--", *argv]
 
 
 @pytest.fixture(scope="session")
@@ -57,10 +62,9 @@ def postgres_server() -> Iterator[str]:
             "bash scripts/setup.sh --dev, or apt-get install postgresql"
         )
     folder = Path(tempfile.mkdtemp(prefix="passbench-pg-"))
-    if os.geteuid() == 0:
-        owner = _as_server_user(["true"])[2]
-        entry = pwd.getpwnam(owner)
-        os.chown(folder, entry.pw_uid, entry.pw_gid)
+    user = _server_user()
+    if user is not None:
+        os.chown(folder, user.pw_uid, user.pw_gid)
     data, port = folder / "data", _free_port()
     initdb = subprocess.run(
         _as_server_user(

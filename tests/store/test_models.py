@@ -8,6 +8,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from passbench.store.database import Store, create_store_engine, current_revision, upgrade
 from passbench.store.models import Base, Job, Model, Run, Submission, TaskResult
@@ -41,10 +42,10 @@ def test_opening_a_store_upgrades_it_to_head_once(store_url: str) -> None:
         engine.dispose()
 
 
-def _model(session: object, name: str = "m") -> Model:
+def _model(session: Session, name: str = "m") -> Model:
     model = Model(name=name)
-    session.add(model)  # type: ignore[attr-defined]
-    session.flush()  # type: ignore[attr-defined]
+    session.add(model)
+    session.flush()
     return model
 
 
@@ -57,9 +58,12 @@ def test_a_job_state_outside_the_queue_states_is_refused(store: Store) -> None:
     with pytest.raises(IntegrityError), store.transaction() as session:
         model = _model(session)
         submission = Submission(
-            model_id=model.id, bundle_sha256="a" * 64, benchmark="bigcodebench", split="complete"
+            model_id=model.id,
+            bundle_sha256="a" * 64,
+            benchmark="bigcodebench",
+            split="complete",
+            subset="full",
         )
-        submission.subset = "full"
         session.add(submission)
         session.flush()
         session.add(Job(id="a" * 64, submission_id=submission.id, state="half-done"))

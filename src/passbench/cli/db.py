@@ -21,6 +21,7 @@ from passbench.errors import InputError, PassbenchError
 
 if TYPE_CHECKING:  # importing the store needs the extra: only when a command runs
     from passbench.store.database import Store
+    from passbench.store.models import Run
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -148,7 +149,7 @@ def runs(ctx: click.Context, /, as_json: bool, **options: Any) -> None:
     console.print(f"{len(described)} runs; {reported} reported scores (not re-executed)")
 
 
-def _describe(run: Any) -> dict[str, Any]:
+def _describe(run: Run) -> dict[str, Any]:
     return {
         "id": run.id,
         "model": run.model.name,

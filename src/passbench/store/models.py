@@ -275,9 +275,9 @@ class Submission(Base):
 
 class Job(Base):
     """A submission's trip through the queue. Its id is the bundle's content hash, so the same
-    bundle submitted twice is one job. A worker claims a job by an atomic conditional UPDATE
-    (state and lease checked in the WHERE clause) and keeps it by heartbeats; a lease that
-    expires puts the job back in the queue."""
+    bundle submitted twice is one job. Made for the worker (a later part): it claims a job by
+    one conditional UPDATE (state and lease expiry checked in its WHERE clause, so two workers
+    never both win), keeps it by heartbeats, and a lease that expires returns it to the queue."""
 
     __tablename__ = "jobs"
     __table_args__ = (CheckConstraint(_one_of("state", JOB_STATES), name="state"),)
