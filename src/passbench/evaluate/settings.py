@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from passbench import differential
+from passbench.benchmarks import DEFAULT_BENCHMARK
 from passbench.sandbox.base import Limits
 
 #: The official evaluator's per-task limit (bigcodebench.eval.utils.TIMEOUT_LIMIT).
@@ -20,7 +21,7 @@ OFFICIAL_FAILED_GT_TIME_S = 20.0
 class EvaluateSettings:
     """Everything one evaluation depends on (resolved by settings.resolve in the CLI)."""
 
-    benchmark: str = "bigcodebench"
+    benchmark: str = DEFAULT_BENCHMARK
     version: str | None = None
     split: str = "complete"
     subset: str = "full"
