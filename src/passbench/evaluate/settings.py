@@ -9,8 +9,6 @@ from passbench import differential
 from passbench.benchmarks import DEFAULT_BENCHMARK
 from passbench.sandbox.base import Limits
 
-#: The official evaluator's per-task limit (bigcodebench.eval.utils.TIMEOUT_LIMIT).
-OFFICIAL_TIMEOUT_S = 240.0
 #: The official default `--min_time_limit`.
 OFFICIAL_MIN_TIME_LIMIT_S = 1.0
 #: What the official evaluator assumes for a task whose ground truth failed.
