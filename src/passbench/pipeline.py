@@ -4,9 +4,10 @@ This is the only module that composes stages; the work itself is done by `prompt
 `providers`, `sanitize` and `evaluate`. What lives here is the bookkeeping between them:
 
 - the sample files, named as the official `bigcodebench.generate` names them:
-  `<model>--<revision>--bigcodebench[-hard]-<split>--<backend>-<temperature>-<n>.jsonl` (raw
-  answers) and the same stem with `-sanitized_calibrated.jsonl` (what is evaluated, with the raw
-  answer kept beside it in `raw_solution`);
+  `<model>--<revision>--<label>--<backend>-<temperature>-<n>.jsonl` (raw answers), the label
+  being the benchmark's (`Benchmark.file_label`: `bigcodebench[-hard]-<split>`), and the same
+  stem with `-sanitized_calibrated.jsonl` (what is evaluated, with the raw answer kept beside
+  it in `raw_solution`);
 - appending each sample to both files as it arrives, so an interrupted run loses at most the
   samples in flight, and resuming per sample: a re-run asks only for the (task, sample index)
   pairs neither file has;
@@ -26,6 +27,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from passbench.benchmarks import get_benchmark
 from passbench.errors import InputError, SampleFileError
 from passbench.evaluate import EvaluateSettings, EvaluationOutcome, Evaluator
 from passbench.progress import NullProgress, Progress
@@ -73,8 +75,8 @@ def sample_identifier(
     prefill: bool | None = None,
 ) -> str:
     """The official sample file stem, without `-sanitized_calibrated` (bigcodebench/generate.py,
-    run_codegen): the model id with "/" as "--", the revision, the benchmark with the subset
-    unless it is full, the split, the backend, the temperature and the number of samples."""
+    run_codegen): the model id with "/" as "--", the revision, the benchmark's `file_label` for
+    the subset and split, the backend, the temperature and the number of samples."""
     model = config.model
     if reasoning_named_model(model):  # on every backend, as officially
         model += f"--{config.params.reasoning_effort or OFFICIAL_REASONING_EFFORT}"
@@ -83,12 +85,9 @@ def sample_identifier(
     if prefill is False:
         name += "--skip_prefill"
     revision = str(config.options.get("revision") or DEFAULT_REVISION)
-    extra = f"-{subset}" if subset != "full" else ""
+    label = get_benchmark(benchmark).file_label(subset, split)
     temperature = _temperature_text(config.params.temperature, n_samples)
-    return (
-        f"{name}--{revision}--{benchmark}{extra}-{split}--{config.provider}-"
-        f"{temperature}-{n_samples}"
-    )
+    return f"{name}--{revision}--{label}--{config.provider}-{temperature}-{n_samples}"
 
 
 @dataclass(frozen=True)

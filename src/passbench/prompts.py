@@ -1,18 +1,13 @@
 """Task + split + model kind -> what the model is asked (pure).
 
-The texts reproduce the official protocols byte for byte, because a prompt that differs by one
-newline changes scores:
-
-- BigCodeBench: `bigcodebench/provider/utility.py::make_raw_chat_prompt` and
-  `bigcodebench/generate.py` (default prefixes), `bigcodebench/provider/{openai,anthropic,vllm,
-  hf}.py` (who prefills, which stop sequences).
-- HumanEval(+), MBPP(+): EvalPlus, `evalplus/codegen.py` (prompt = `task["prompt"].strip() + "\\n"`,
-  default prefixes), `evalplus/provider/openai.py` (API chat message) and
-  `evalplus/provider/utility.py::make_raw_chat_prompt` (local chat-template message).
+The wording belongs to each benchmark: its module defines a `PromptStyle`
+(passbench.benchmarks.prompting) that reproduces its official protocol byte for byte, because a
+prompt that differs by one newline changes scores. This module looks the style up through the
+benchmark registry and does what every benchmark shares.
 
 Base models (no chat template) complete the prompt directly. Chat models get the instruction
 prefix and the task, and, where the provider can prefill the assistant's turn (local chat
-templates: vLLM, transformers), the response prefix followed by an opened ```python fence. The
+templates: vLLM, transformers), the response prefix followed by an opened code fence. The
 official API backends (OpenAI, Anthropic, Google, Mistral) send the user message alone; a provider
 that wants official numbers does the same and ignores `Prompt.response_prefix`.
 """
@@ -20,37 +15,18 @@ that wants official numbers does the same and ignores `Prompt.response_prefix`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
+from passbench.benchmarks import DEFAULT_BENCHMARK, get_benchmark
+from passbench.benchmarks.prompting import (
+    DIRECT_COMPLETION_EOS,
+    EOS,
+    FENCE_CLOSE_EOS,
+    INSTRUCTION_PREFIX,
+    RESPONSE_PREFIX,
+    PromptStyle,
+)
 from passbench.errors import InputError, UnknownNameError
 from passbench.records import Prompt, Task
-
-#: Default instruction prefix (bigcodebench generate.py, evalplus codegen.py).
-INSTRUCTION_PREFIX = (
-    "Please provide a self-contained Python script that solves the following problem in a "
-    "markdown code block:"
-)
-#: Default response prefix of both official tools.
-RESPONSE_PREFIX = (
-    "Below is a Python script with a self-contained function that solves the problem and passes "
-    "corresponding tests:"
-)
-
-#: `EOS` of `bigcodebench/provider/utility.py` (identical in `evalplus/provider/utility.py`).
-EOS: tuple[str, ...] = (
-    "<|endoftext|>",
-    "<|endofmask|>",
-    "</s>",
-    "\nif __name__",
-    "\ndef main(",
-    "\nprint(",
-)
-#: `extra_eos_for_direct_completion("bigcodebench")`; EvalPlus uses the same list for HumanEval.
-DIRECT_COMPLETION_EOS: tuple[str, ...] = ("\ndef ", "\nclass ", "\nimport ", "\nfrom ", "\nassert ")
-#: `extra_eos_for_direct_completion("mbpp")`: MBPP+ prompts are a docstring with an assert.
-MBPP_DIRECT_COMPLETION_EOS: tuple[str, ...] = ('\n"""', "\nassert")
-#: Added by the official local backends for chat models whose prefill opens a code fence.
-FENCE_CLOSE_EOS = "\n```\n"
 
 # The official tools render a chat template with this marker in the assistant turn, then cut the
 # text at it, so the rendered prompt ends exactly where the model should continue.
@@ -61,69 +37,9 @@ ApplyChatTemplate = Callable[[Sequence[Mapping[str, str]], bool], str]
 tokenizer's `apply_chat_template(messages, tokenize=False, add_generation_prompt=...)`."""
 
 
-@dataclass(frozen=True)
-class _Protocol:
-    """How one benchmark family words its prompts."""
-
-    # base model: task prompt -> text to complete
-    direct: Callable[[str], str]
-    # chat model: (instruction prefix, task prompt, split, chat_template) -> user message
-    user_message: Callable[[str, str, str, bool], str]
-    # splits a base model may be asked (direct completion needs code to continue)
-    direct_splits: frozenset[str]
-    # whether the official local backends always stop at a closing fence for chat models
-    always_stop_at_fence: bool
-    # extra stop sequences of a base model (`extra_eos_for_direct_completion`)
-    direct_eos: tuple[str, ...] = DIRECT_COMPLETION_EOS
-
-
-def _bigcodebench_user(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
-    # make_raw_chat_prompt: the same user message for API and chat-template backends.
-    if split == "complete":
-        return f"{prefix}\n```\n{task_prompt.strip()}\n```\n"
-    return f"{prefix}\n{task_prompt.strip()}\n"
-
-
-def _evalplus_user(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
-    # codegen.py first normalises the prompt to `prompt.strip() + "\n"`; the providers strip again.
-    if chat_template:  # provider/utility.py::make_raw_chat_prompt
-        return f"{prefix}\n```\n{task_prompt.strip()}\n```\n"
-    return f"{prefix}\n```python\n{task_prompt.strip()}\n```"  # provider/openai.py
-
-
-_PROTOCOLS: dict[str, _Protocol] = {
-    "bigcodebench": _Protocol(
-        direct=lambda text: text,
-        user_message=_bigcodebench_user,
-        direct_splits=frozenset({"complete"}),
-        always_stop_at_fence=False,
-    ),
-    "humaneval": _Protocol(
-        direct=lambda text: text.strip() + "\n",
-        user_message=_evalplus_user,
-        direct_splits=frozenset({"complete"}),
-        always_stop_at_fence=True,
-    ),
-}
-_PROTOCOLS["humanevalplus"] = _PROTOCOLS["humaneval"]
-_PROTOCOLS["humaneval-openai"] = _PROTOCOLS["humaneval"]
-_PROTOCOLS["mbpp"] = _PROTOCOLS["mbppplus"] = _Protocol(
-    direct=lambda text: text.strip() + "\n",
-    user_message=_evalplus_user,
-    direct_splits=frozenset({"complete"}),
-    always_stop_at_fence=True,
-    direct_eos=MBPP_DIRECT_COMPLETION_EOS,
-)
-
-
-def _protocol(benchmark: str) -> _Protocol:
-    try:
-        return _PROTOCOLS[benchmark]
-    except KeyError:
-        known = ", ".join(sorted(_PROTOCOLS))
-        raise UnknownNameError(
-            f"no prompt protocol for benchmark {benchmark!r} (known: {known})"
-        ) from None
+def prompt_style(benchmark: str) -> PromptStyle:
+    """The registered benchmark's prompt style; UnknownNameError naming the valid benchmarks."""
+    return get_benchmark(benchmark).prompt_style
 
 
 def build_prompt(
@@ -136,7 +52,7 @@ def build_prompt(
     prefill: bool = True,
     chat_template: bool = False,
 ) -> Prompt:
-    """The official prompt for `task` in `split`.
+    """The official prompt for `task` in `split`, worded by its benchmark's `PromptStyle`.
 
     chat: False for a base model (direct completion of the prompt), True for a chat model.
     instruction_prefix / response_prefix: override the official defaults.
@@ -147,7 +63,7 @@ def build_prompt(
         transformers), as the official local backends do; only EvalPlus words that user
         message differently from its API one.
     """
-    protocol = _protocol(task.benchmark)
+    style = prompt_style(task.benchmark)
     try:
         task_prompt = task.prompts[split]
     except KeyError:
@@ -156,45 +72,45 @@ def build_prompt(
             f"task {task.task_id} has no {split!r} prompt (available: {available})"
         ) from None
     if not chat:
-        if split not in protocol.direct_splits:
+        if split not in style.direct_splits:
             raise InputError(
                 f"a base model cannot be asked the {split!r} split of {task.benchmark} "
                 "(direct completion needs code to continue; use a chat model)"
             )
-        return Prompt(task_id=task.task_id, split=split, text=protocol.direct(task_prompt))
-    prefix = INSTRUCTION_PREFIX if instruction_prefix is None else instruction_prefix
-    text = protocol.user_message(prefix, task_prompt, split, chat_template)
-    response = RESPONSE_PREFIX if response_prefix is None else response_prefix
+        return Prompt(task_id=task.task_id, split=split, text=style.direct(task_prompt))
+    prefix = style.instruction_prefix if instruction_prefix is None else instruction_prefix
+    text = style.user_message(prefix, task_prompt, split, chat_template)
+    response = style.response_prefix if response_prefix is None else response_prefix
     return Prompt(
         task_id=task.task_id,
         split=split,
         text=text,
         messages=({"role": "user", "content": text},),
-        response_prefix=f"{response}\n```python\n" if prefill else "",
+        response_prefix=f"{response}\n```{style.fence}\n" if prefill else "",
     )
 
 
 def stop_sequences(
     chat: bool,
     *,
-    benchmark: str = "bigcodebench",
+    benchmark: str = DEFAULT_BENCHMARK,
     response_prefix: str | None = None,
     prefill: bool = True,
 ) -> tuple[str, ...]:
-    """Stop sequences of the official local backends (vLLM, transformers).
+    """Stop sequences of the official local backends (vLLM, transformers), as `benchmark`'s
+    `PromptStyle` gives them.
 
-    Base models stop at the next top-level definition, import or assert. Chat models stop at
-    the common end markers; BigCodeBench also stops at a closing fence when a prefilled
-    response prefix itself contains one (as `provider/vllm.py` checks), EvalPlus always does.
-    Of the API backends, the official Anthropic one sends `EOS` and the OpenAI one sends none.
+    BigCodeBench and EvalPlus: base models stop at the next top-level definition, import or
+    assert; chat models stop at the common end markers, and at a closing fence where the
+    official tool does (EvalPlus always; BigCodeBench when a prefilled response prefix itself
+    contains one, as `provider/vllm.py` checks). Of the API backends, the official Anthropic one
+    sends `EOS` and the OpenAI one sends none.
     """
-    protocol = _protocol(benchmark)
+    style = prompt_style(benchmark)
     if not chat:
-        return EOS + protocol.direct_eos
-    response = RESPONSE_PREFIX if response_prefix is None else response_prefix
-    if protocol.always_stop_at_fence or (prefill and "```" in response):
-        return (*EOS, FENCE_CLOSE_EOS)
-    return EOS
+        return style.direct_stops
+    response = style.response_prefix if response_prefix is None else response_prefix
+    return style.chat_stops(response, prefill)
 
 
 def render_chat_template(prompt: Prompt, apply_chat_template: ApplyChatTemplate) -> str:
@@ -208,3 +124,17 @@ def render_chat_template(prompt: Prompt, apply_chat_template: ApplyChatTemplate)
         }
         return apply_chat_template([user, assistant], False).split(_MAGIC_SPLITTER)[0]
     return apply_chat_template([user], True).split(_MAGIC_SPLITTER)[0]
+
+
+__all__ = [
+    "DIRECT_COMPLETION_EOS",
+    "EOS",
+    "FENCE_CLOSE_EOS",
+    "INSTRUCTION_PREFIX",
+    "RESPONSE_PREFIX",
+    "ApplyChatTemplate",
+    "build_prompt",
+    "prompt_style",
+    "render_chat_template",
+    "stop_sequences",
+]

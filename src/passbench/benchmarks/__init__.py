@@ -6,24 +6,35 @@
 
 or, in one call, `load_benchmark("bigcodebench", subset="hard", data_dir=...)`.
 Each benchmark module is imported only when its name is asked for.
+
+Third-party benchmarks register through the entry-point group `passbench.benchmarks`
+(`name = "module:Class"`), read when the names are first needed and merged after the built-ins;
+a third-party entry cannot replace a built-in name: the built-in wins, and a `UserWarning`
+names the ignored entry point (so does `ignored_entry_points`). docs/writing-a-benchmark.md
+says what such a class provides.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from passbench.benchmarks.base import (
     Benchmark,
+    BenchmarkBase,
     DifferentialBenchmark,
     LoadedBenchmark,
     Phase,
+    TaskId,
     check_split,
     check_subset,
     check_version,
     require_name,
 )
 from passbench.benchmarks.data import DataSettings, ResolvedFile
+from passbench.benchmarks.prompting import PromptStyle
 from passbench.progress import Progress
 
 # registry name -> "module:class"; the class is instantiated with no arguments
@@ -43,15 +54,51 @@ _FACTORIES: dict[str, str] = {
 }
 
 
+#: The entry-point group third-party benchmarks register in (name -> "module:Class").
+ENTRY_POINT_GROUP = "passbench.benchmarks"
+#: The benchmark commands use when none is named: the first built-in.
+DEFAULT_BENCHMARK = next(iter(_FACTORIES))
+
+
+def _entry_points() -> list[tuple[str, str]]:
+    """(name, "module:Class") of every installed `passbench.benchmarks` entry point, in the
+    order importlib.metadata finds them (the first of two with one name wins)."""
+    return [(point.name, point.value) for point in entry_points(group=ENTRY_POINT_GROUP)]
+
+
+def _factories() -> dict[str, str]:
+    """The built-ins, then the installed entry points whose names are not taken."""
+    factories = dict(_FACTORIES)
+    for name, target in _entry_points():
+        if name in _FACTORIES:
+            warnings.warn(
+                f"entry point '{name} = {target}' ({ENTRY_POINT_GROUP}) ignored: '{name}' is a "
+                "built-in benchmark; register it under another name",
+                stacklevel=3,
+            )
+        factories.setdefault(name, target)
+    return factories
+
+
+def ignored_entry_points() -> tuple[str, ...]:
+    """Entry points that name a built-in benchmark ("name = module:Class"): the built-in is
+    used instead."""
+    return tuple(f"{name} = {target}" for name, target in _entry_points() if name in _FACTORIES)
+
+
 def benchmark_names() -> tuple[str, ...]:
-    """Registry names, in the order they are documented."""
-    return tuple(_FACTORIES)
+    """Registry names: the built-ins in the order they are documented, then third-party ones."""
+    return tuple(_factories())
 
 
 def get_benchmark(name: str) -> Benchmark:
     """The benchmark registered as `name`; UnknownNameError listing the valid names otherwise."""
-    require_name("benchmark", name, benchmark_names(), field="benchmark")
-    module_name, attribute = _FACTORIES[name].split(":")
+    target = _FACTORIES.get(name)  # a built-in needs no look at the installed packages
+    if target is None:
+        factories = _factories()
+        require_name("benchmark", name, tuple(factories), field="benchmark")
+        target = factories[name]
+    module_name, _, attribute = target.partition(":")
     factory = getattr(importlib.import_module(module_name), attribute)
     benchmark: Benchmark = factory()
     return benchmark
@@ -85,16 +132,22 @@ def load_benchmark(
 
 
 __all__ = [
+    "DEFAULT_BENCHMARK",
+    "ENTRY_POINT_GROUP",
     "Benchmark",
+    "BenchmarkBase",
     "DataSettings",
     "DifferentialBenchmark",
     "LoadedBenchmark",
     "Phase",
+    "PromptStyle",
     "ResolvedFile",
+    "TaskId",
     "benchmark_names",
     "check_split",
     "check_subset",
     "check_version",
     "get_benchmark",
+    "ignored_entry_points",
     "load_benchmark",
 ]

@@ -1,18 +1,25 @@
 """The Benchmark protocol: load tasks, turn a candidate into the program the sandbox runs.
 
-A benchmark also knows how the official tools build code from a task (ground truth, calibrated
-solutions, solutions from completions) and which heavy modules its tasks import, so that the
-rest of passbench never special-cases a benchmark by name.
+A benchmark is one module. Its class says, as data, what it offers (splits, subsets, versions,
+limits, how its task ids look); it loads its tasks, builds the program that tests a solution
+and, where one exists, the canonical solution. Everything else passbench needs from a benchmark
+is also answered by the benchmark object (its `PromptStyle`, its task-id parsing, the official
+file naming), so `pipeline`, `prompts`, `results` and `evaluate` never special-case one by
+name. `BenchmarkBase` gives the defaults and the load boilerplate; docs/writing-a-benchmark.md
+says what a new module must provide.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from passbench.benchmarks.data import DataSettings, ResolvedFile
-from passbench.errors import UnknownNameError
+from passbench.benchmarks.data import DataFile, DataSettings, ResolvedFile, resolve
+from passbench.benchmarks.prompting import PromptStyle
+from passbench.errors import InputError, UnknownNameError
 from passbench.progress import Progress
 from passbench.records import Program, Task
 
@@ -71,10 +78,25 @@ class LoadedBenchmark:
         )
 
 
+@dataclass(frozen=True)
+class TaskId:
+    """A task id taken apart: `prefix`, `number`, `suffix` (`str()` gives the id back).
+
+    "BigCodeBench/12" -> ("BigCodeBench/", 12, ""); MultiPL-E's "HumanEval_0_has_close_elements"
+    -> ("HumanEval_", 0, "_has_close_elements")."""
+
+    prefix: str
+    number: int
+    suffix: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.prefix}{self.number}{self.suffix}"
+
+
 class Benchmark(Protocol):
     """One benchmark: its data, and how a candidate solution becomes a tested program.
 
-    The attributes say what the benchmark offers without loading any data.
+    The attributes are data: they say what the benchmark offers without loading anything.
     """
 
     # Read-only properties here, so that plain class attributes implement them.
@@ -85,7 +107,7 @@ class Benchmark(Protocol):
     def title(self) -> str: ...  # for people: "BigCodeBench", "HumanEval+"
 
     @property
-    def id_prefix(self) -> str: ...  # task ids look like f"{id_prefix}{n}"
+    def id_prefix(self) -> str: ...  # task ids look like f"{id_prefix}{n}"; a bare n means that
 
     @property
     def splits(self) -> tuple[str, ...]: ...
@@ -104,6 +126,15 @@ class Benchmark(Protocol):
 
     @property
     def default_timeout_s(self) -> float: ...  # the official per-task limit
+
+    @property
+    def has_reference(self) -> bool: ...  # canonical solutions exist (a ground truth to run)
+
+    @property
+    def guess_from_ids(self) -> bool: ...  # task ids alone may name it (results.guess_benchmark)
+
+    @property
+    def prompt_style(self) -> PromptStyle: ...  # how its prompts are worded (passbench.prompts)
 
     def load(
         self,
@@ -134,7 +165,8 @@ class Benchmark(Protocol):
         ...
 
     def canonical_code(self, task: Task) -> str:
-        """The ground-truth solution, joined exactly as the official evaluator joins it."""
+        """The ground-truth solution, joined exactly as the official evaluator joins it;
+        InputError when the benchmark has no reference solutions."""
         ...
 
     def calibrated_code(self, task: Task, solution: str) -> str:
@@ -145,9 +177,129 @@ class Benchmark(Protocol):
         """The solution a raw completion (text appended to the Complete prompt) stands for."""
         ...
 
-    def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
-        """Heavy, fork-safe modules worth importing once in a warm worker for these tasks."""
+    def parse_task_id(self, task_id: str) -> TaskId | None:
+        """`task_id` taken apart, or None when it is not an id of this benchmark."""
         ...
+
+    def file_label(self, subset: str, split: str) -> str:
+        """The benchmark's part of an official sample file name ("bigcodebench-hard-complete");
+        it starts with `f"{name}-"` (results.model_name reads the model before it)."""
+        ...
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+class BenchmarkBase:
+    """The defaults and the load/program boilerplate every benchmark module can share.
+
+    A subclass sets the metadata and `prompt_style`, and implements `data_file` and
+    `parse_tasks` (loading), `program_fields` (the program) and, when it has references,
+    `canonical_code`. `load` and `program` are written once here.
+    """
+
+    name: str
+    title: str
+    id_prefix: str
+    splits: tuple[str, ...] = ("complete",)
+    subsets: tuple[str, ...] = ("full",)
+    versions: tuple[str, ...]
+    default_version: str
+    env_name: str | None = None
+    default_timeout_s: float
+    has_reference: bool = True
+    guess_from_ids: bool = True
+    prompt_style: PromptStyle
+
+    # ---- loading -----------------------------------------------------------------------
+
+    def data_file(self, version: str) -> DataFile:
+        """Where the task file of `version` is found (data folders, cache, download)."""
+        raise NotImplementedError
+
+    def parse_tasks(self, path: Path) -> tuple[Task, ...]:
+        """Every task of the task file at `path` (DatasetError names file, line and field)."""
+        raise NotImplementedError
+
+    def select_subset(
+        self,
+        tasks: tuple[Task, ...],
+        subset: str,
+        version: str,
+        source: ResolvedFile,
+        data: DataSettings,
+        progress: Progress | None,
+    ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
+        """The subset's tasks, and any further data files read to choose them."""
+        return tasks, ()
+
+    def load(
+        self,
+        version: str | None = None,
+        subset: str = "full",
+        *,
+        data: DataSettings | None = None,
+        progress: Progress | None = None,
+    ) -> LoadedBenchmark:
+        version = check_version(self, version)
+        subset = check_subset(self, subset)
+        data = data or DataSettings()
+        source = resolve(
+            self.data_file(version), data, explicit=data.dataset_path, progress=progress
+        )
+        every = self.parse_tasks(source.path)
+        tasks, more = self.select_subset(every, subset, version, source, data, progress)
+        return LoadedBenchmark(self.name, version, subset, tasks, (source, *more), all_tasks=every)
+
+    # ---- programs ----------------------------------------------------------------------
+
+    def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
+        """The `Program` fields this benchmark sets (source, style, timeout_s, ...)."""
+        raise NotImplementedError
+
+    def program(
+        self,
+        task: Task,
+        code: str,
+        *,
+        key: str,
+        timeout_s: float,
+        expected_duration_s: float | None = None,
+    ) -> Program:
+        return Program(
+            key=key,
+            task_id=task.task_id,
+            expected_duration_s=expected_duration_s,
+            **self.program_fields(task, code, timeout_s),
+        )
+
+    def canonical_code(self, task: Task) -> str:
+        raise InputError(
+            f"{self.name} has no reference solutions ({task.task_id}): there is no ground truth "
+            "to run"
+        )
+
+    def calibrated_code(self, task: Task, solution: str) -> str:
+        return solution  # calibration is a BigCodeBench notion
+
+    def solution_from_completion(self, task: Task, completion: str) -> str:
+        return task.prompts["complete"] + completion
+
+    # ---- task ids and file names -------------------------------------------------------
+
+    def parse_task_id(self, task_id: str) -> TaskId | None:
+        """`id_prefix` followed by a number and nothing else."""
+        if not task_id.startswith(self.id_prefix):
+            return None
+        rest = task_id[len(self.id_prefix) :]
+        if not _DIGITS.fullmatch(rest) or str(int(rest)) != rest:
+            return None
+        return TaskId(self.id_prefix, int(rest))
+
+    def file_label(self, subset: str, split: str) -> str:
+        """`bigcodebench.generate`'s naming: the name, `-<subset>` unless full, `-<split>`."""
+        extra = f"-{subset}" if subset != "full" else ""
+        return f"{self.name}{extra}-{split}"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ Every string this module builds from a task is joined exactly as the official ev
 - from completion: complete_prompt + completion                         (evaluate)
 - calibrated:      code_prompt + "\\n    pass\\n" + solution             (evaluate, calibrated)
 - tested program:  solution + "\\n" + test, then unittest class TestCases (eval.unsafe_execute)
+
+Prompts follow `bigcodebench/provider/utility.py::make_raw_chat_prompt`, `bigcodebench/generate.py`
+(default prefixes) and `bigcodebench/provider/{openai,anthropic,vllm,hf}.py` (who prefills, which
+stop sequences): `PROMPT_STYLE`.
 """
 
 from __future__ import annotations
@@ -15,14 +19,22 @@ import gzip
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from passbench.benchmarks._fields import RecordReader
-from passbench.benchmarks.base import LoadedBenchmark, check_subset, check_version
-from passbench.benchmarks.data import DataFile, DataSettings, read_jsonl, resolve
+from passbench.benchmarks.base import BenchmarkBase
+from passbench.benchmarks.data import DataFile, DataSettings, ResolvedFile, read_jsonl, resolve
 from passbench.benchmarks.preload import heavy_libs, preload_modules
+from passbench.benchmarks.prompting import (
+    DIRECT_COMPLETION_EOS,
+    EOS,
+    PromptStyle,
+    identity,
+    stop_at_fence_in_prefix,
+)
 from passbench.errors import DatasetError
 from passbench.progress import Progress
-from passbench.records import Program, Task
+from passbench.records import Task
 
 NAME = "bigcodebench"
 _RELEASES = "bigcode-project/bigcodebench-annotation/releases/download"
@@ -112,7 +124,25 @@ def hard_ids_file(version: str) -> DataFile:
     )
 
 
-class BigCodeBench:
+def _user_message(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
+    # make_raw_chat_prompt: the same user message for API and chat-template backends.
+    if split == "complete":
+        return f"{prefix}\n```\n{task_prompt.strip()}\n```\n"
+    return f"{prefix}\n{task_prompt.strip()}\n"
+
+
+#: Base models complete the Complete prompt unchanged and stop at the next top-level statement
+#: (`EOS + extra_eos_for_direct_completion("bigcodebench")`); chat models stop at a closing
+#: fence only when the response prefix itself contains one (`provider/vllm.py`).
+PROMPT_STYLE = PromptStyle(
+    direct=identity,
+    user_message=_user_message,
+    direct_stops=EOS + DIRECT_COMPLETION_EOS,
+    chat_stops=stop_at_fence_in_prefix,
+)
+
+
+class BigCodeBench(BenchmarkBase):
     """The BigCodeBench benchmark (Complete and Instruct splits; full and hard subsets)."""
 
     name = NAME
@@ -124,46 +154,36 @@ class BigCodeBench:
     default_version = "v0.1.4"  # the official evaluator's default
     env_name: str | None = "bigcodebench"
     default_timeout_s = 240.0  # bigcodebench.eval.utils.TIMEOUT_LIMIT
+    prompt_style = PROMPT_STYLE
 
-    def load(
-        self,
-        version: str | None = None,
-        subset: str = "full",
-        *,
-        data: DataSettings | None = None,
-        progress: Progress | None = None,
-    ) -> LoadedBenchmark:
-        version = check_version(self, version)
-        subset = check_subset(self, subset)
-        data = data or DataSettings()
-        source = resolve(task_file(version), data, explicit=data.dataset_path, progress=progress)
-        every = parse_tasks(source.path)
-        tasks, files = every, [source]
-        if subset == "hard":
-            ids_file = resolve(hard_ids_file(version), data, progress=progress)
-            files.append(ids_file)
-            tasks = select(every, parse_hard_ids(ids_file.path), source.path)
-        return LoadedBenchmark(NAME, version, subset, tasks, tuple(files), all_tasks=every)
+    def data_file(self, version: str) -> DataFile:
+        return task_file(version)
 
-    def program(
+    def parse_tasks(self, path: Path) -> tuple[Task, ...]:
+        return parse_tasks(path)
+
+    def select_subset(
         self,
-        task: Task,
-        code: str,
-        *,
-        key: str,
-        timeout_s: float,
-        expected_duration_s: float | None = None,
-    ) -> Program:
-        return Program(
-            key=key,
-            task_id=task.task_id,
-            source=code + "\n" + task.test,
-            style="unittest",
-            test_class="TestCases",
-            timeout_s=timeout_s,
-            expected_duration_s=expected_duration_s,
-            preload=heavy_libs(task),
-        )
+        tasks: tuple[Task, ...],
+        subset: str,
+        version: str,
+        source: ResolvedFile,
+        data: DataSettings,
+        progress: Progress | None,
+    ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
+        if subset != "hard":
+            return tasks, ()
+        ids_file = resolve(hard_ids_file(version), data, progress=progress)
+        return select(tasks, parse_hard_ids(ids_file.path), source.path), (ids_file,)
+
+    def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
+        return {
+            "source": code + "\n" + task.test,
+            "style": "unittest",
+            "test_class": "TestCases",
+            "timeout_s": timeout_s,
+            "preload": heavy_libs(task),
+        }
 
     def canonical_code(self, task: Task) -> str:
         return task.prompts["complete"] + "\n" + task.canonical_solution
@@ -173,10 +193,8 @@ class BigCodeBench:
         # imports still runs; the official evaluator's default "calibrated" mode does this.
         return task.code_prompt + "\n    pass\n" + solution
 
-    def solution_from_completion(self, task: Task, completion: str) -> str:
-        return task.prompts["complete"] + completion
-
     def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
+        """Heavy, fork-safe modules worth importing once in a warm worker for these tasks."""
         return preload_modules(tasks)
 
 

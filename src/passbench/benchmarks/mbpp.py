@@ -14,21 +14,25 @@ Both are differential benchmarks built exactly like `humaneval` / `humanevalplus
   than None" for three regex tasks (EvalPlus's expected outputs there are `out is not None`),
   and alternative answers accepted for Mbpp/558 and Mbpp/581 (two more, Mbpp/164 and 295, were
   removed from v0.2.0 and are kept only because EvalPlus keys them by name);
-- the failing inputs in `*_fail_tests` are written as `mbpp_serialize_inputs` writes them.
+- the failing inputs in `*_fail_tests` are written as `mbpp_serialize_inputs` writes them;
+- prompts are EvalPlus's (`EVALPLUS_STYLE`) but a base model stops where
+  `extra_eos_for_direct_completion("mbpp")` says (`MBPP_STYLE`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from passbench.benchmarks._fields import RecordReader
 from passbench.benchmarks.base import Phase
 from passbench.benchmarks.data import DataFile, read_jsonl
-from passbench.benchmarks.humaneval import EVALPLUS_PRELOADED, _Differential
+from passbench.benchmarks.humaneval import EVALPLUS_PRELOADED, EVALPLUS_STYLE, _Differential
+from passbench.benchmarks.prompting import EOS
 from passbench.errors import DatasetError
 from passbench.records import Task
 from passbench.sandbox import _values
@@ -187,6 +191,12 @@ def _matcher(entry_point: str, atol: float) -> Any:
     return None
 
 
+# -- prompts -------------------------------------------------------------------------------
+
+#: `extra_eos_for_direct_completion("mbpp")`: MBPP+ prompts are a docstring with an assert.
+MBPP_DIRECT_COMPLETION_EOS: tuple[str, ...] = ('\n"""', "\nassert")
+MBPP_STYLE = replace(EVALPLUS_STYLE, direct_stops=EOS + MBPP_DIRECT_COMPLETION_EOS)
+
 # -- data ----------------------------------------------------------------------------------
 
 
@@ -244,8 +254,9 @@ class _MbppDifferential(_Differential):
     versions = ("v0.2.0",)
     default_version = "v0.2.0"
     _file = _MBPPPLUS_FILE
+    prompt_style = MBPP_STYLE
 
-    def _tasks(self, path: Path) -> Iterable[Task]:
+    def parse_tasks(self, path: Path) -> tuple[Task, ...]:
         return parse_mbppplus(path, self.name)
 
     def _phase(self, task: Task, name: str) -> Phase:

@@ -10,22 +10,38 @@ completion first cut at the language's first stop token; it is built and run in 
 ("process" programs, sandbox/_process_style.py); statuses OK / SyntaxError / Exception /
 Timeout; it passes when the run exits 0. No reference solutions exist for the translations, so
 there is no ground truth to check (`has_reference = False`).
+
+Prompts (`prompt_style`, one per language): a base model completes the dataset's prompt
+unchanged and stops at the language's stop tokens, as MultiPL-E's own generation does
+(`multipl_e/completions.py` sends `problem["prompt"]` with `stop=problem["stop_tokens"]`, the same
+for every task of a language; our data files dropped that field, so `Language.stop_tokens` holds
+them, and a record that still carries it must agree). MultiPL-E has no chat protocol: a chat
+model gets passbench's own instruction, which names the language and asks for a fenced code
+block, and a prefilled response opens a fence with the language's name (`chat_style`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from passbench.benchmarks._fields import RecordReader
-from passbench.benchmarks.base import LoadedBenchmark, check_subset, check_version
-from passbench.benchmarks.data import DataFile, DataSettings, resolve
-from passbench.errors import DatasetError, InputError
+from passbench.benchmarks.base import BenchmarkBase, TaskId
+from passbench.benchmarks.data import DataFile, DataSettings, ResolvedFile
+from passbench.benchmarks.prompting import (
+    END_MARKERS,
+    FENCE_CLOSE_EOS,
+    PromptStyle,
+    identity,
+)
+from passbench.errors import DatasetError
 from passbench.progress import Progress
-from passbench.records import ProcessSpec, Program, Task
+from passbench.records import ProcessSpec, Task
 
 
 @dataclass(frozen=True)
@@ -171,6 +187,9 @@ def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task
         seen.add(task_id)
         if record.text("language") != language.key:
             raise record.error("language", f"expected '{language.key}'")
+        stops = record.string_list("stop_tokens") if "stop_tokens" in raw else language.stop_tokens
+        if stops != language.stop_tokens:
+            raise record.error("stop_tokens", f"expected {list(language.stop_tokens)!r}")
         prompt = record.text("prompt")
         # "HumanEval_0_has_close_elements" / "mbpp_809_check_smaller": the name after the number
         entry_point = task_id.split("_", 2)[2] if task_id.count("_") >= 2 else task_id
@@ -189,39 +208,78 @@ def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task
     return tuple(tasks)
 
 
-class MultiPLE:
+def chat_style(language: Language) -> PromptStyle:
+    """How passbench prompts a model for one MultiPL-E language (see the module docstring).
+
+    Base models: the prompt unchanged, stopping at the language's stop tokens and nothing else.
+    Chat models (passbench's choice; MultiPL-E has none): EvalPlus's wording with the language
+    named and its fence opened, stopping at the end markers, and at a closing fence when the
+    response was prefilled with an opened one; Python's other end markers ("\\nprint(", ...)
+    would cut code in these languages.
+    """
+    fence = language.fence_names[0]
+
+    def user_message(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
+        return f"{prefix}\n```{fence}\n{task_prompt.strip()}\n```\n"
+
+    def chat_stops(response_prefix: str, prefill: bool) -> tuple[str, ...]:
+        return (*END_MARKERS, FENCE_CLOSE_EOS) if prefill else END_MARKERS
+
+    return PromptStyle(
+        direct=identity,
+        user_message=user_message,
+        direct_stops=language.stop_tokens,
+        chat_stops=chat_stops,
+        instruction_prefix=(
+            f"Please provide a self-contained {language.title} program that solves the "
+            "following problem in a markdown code block:"
+        ),
+        response_prefix=(
+            f"Below is a {language.title} program with a self-contained function that solves "
+            "the problem and passes corresponding tests:"
+        ),
+        fence=fence,
+    )
+
+
+#: MultiPL-E's task ids: the source benchmark, its task number, the function's name.
+_TASK_ID = re.compile(r"(HumanEval_|mbpp_)(0|[1-9][0-9]*)(_\w+)")
+
+
+class MultiPLE(BenchmarkBase):
     """One language of MultiPL-E (the subclasses below pick it)."""
 
     language: Language
+    id_prefix = "HumanEval_"  # and mbpp_ for Lua and Rust: see parse_task_id
     versions = ("v3",)  # the Hugging Face dataset's current prompts (see the data's PROVENANCE)
     default_version = "v3"
-    splits: tuple[str, ...] = ("complete",)
     env_name: str | None = None  # the worker only starts the toolchain: any Python 3 will do
     has_reference = False  # no reference solutions: no ground truth to check
+    guess_from_ids = False  # every language has the same ids
 
     @property
-    def name(self) -> str:
+    def name(self) -> str:  # type: ignore[override]
         return f"multipl-e-{self.language.key}"
 
     @property
-    def title(self) -> str:
+    def title(self) -> str:  # type: ignore[override]
         return f"MultiPL-E {self.language.title}"
 
     @property
-    def id_prefix(self) -> str:
-        return "HumanEval_"
-
-    @property
-    def subsets(self) -> tuple[str, ...]:
+    def subsets(self) -> tuple[str, ...]:  # type: ignore[override]
         if self.language.key in ("lua", "rs"):
             return ("full", "humaneval", "mbpp")
         return ("full",)
 
     @property
-    def default_timeout_s(self) -> float:
+    def default_timeout_s(self) -> float:  # type: ignore[override]
         return self.language.run_timeout_s
 
-    def _file(self) -> DataFile:
+    @property
+    def prompt_style(self) -> PromptStyle:  # type: ignore[override]
+        return chat_style(self.language)
+
+    def data_file(self, version: str) -> DataFile:
         name = self.language.data_file
         return DataFile(
             relpath=f"multipl-e/{name}",
@@ -229,46 +287,41 @@ class MultiPLE:
             check=lambda path: parse_multiple(path, self.language, self.name),
         )
 
-    def load(
-        self,
-        version: str | None = None,
-        subset: str = "full",
-        *,
-        data: DataSettings | None = None,
-        progress: Progress | None = None,
-    ) -> LoadedBenchmark:
-        version = check_version(self, version)
-        subset = check_subset(self, subset)
-        data = data or DataSettings()
-        source = resolve(self._file(), data, explicit=data.dataset_path, progress=progress)
-        every = parse_multiple(source.path, self.language, self.name)
-        tasks = every
-        if subset != "full":
-            tasks = tuple(task for task in every if task.metadata["source"] == subset)
-        return LoadedBenchmark(self.name, version, subset, tasks, (source,), all_tasks=every)
+    def parse_tasks(self, path: Path) -> tuple[Task, ...]:
+        return parse_multiple(path, self.language, self.name)
 
-    def program(
+    def select_subset(
         self,
-        task: Task,
-        code: str,
-        *,
-        key: str,
-        timeout_s: float,
-        expected_duration_s: float | None = None,
-    ) -> Program:
+        tasks: tuple[Task, ...],
+        subset: str,
+        version: str,
+        source: ResolvedFile,
+        data: DataSettings,
+        progress: Progress | None,
+    ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
+        if subset == "full":
+            return tasks, ()
+        return tuple(task for task in tasks if task.metadata["source"] == subset), ()
+
+    def parse_task_id(self, task_id: str) -> TaskId | None:
+        """ "HumanEval_0_has_close_elements" -> ("HumanEval_", 0, "_has_close_elements");
+        "mbpp_" ids only for the languages that have MBPP tasks."""
+        match = _TASK_ID.fullmatch(task_id)
+        if match is None or (match[1] == "mbpp_" and "mbpp" not in self.subsets):
+            return None
+        return TaskId(match[1], int(match[2]), match[3])
+
+    def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
         """`code` (prompt + completion) followed by the task's tests, built and run as
         MultiPL-E does; `timeout_s` is the run's limit."""
         language = self.language
         builds = len(language.build)
-        return Program(
-            key=key,
-            task_id=task.task_id,
-            source=code + "\n" + task.test,
-            style="process",
+        return {
+            "source": code + "\n" + task.test,
+            "style": "process",
             # the worker's own backstop, behind the child's build and run limits
-            timeout_s=builds * language.build_timeout_s + timeout_s + 5.0,
-            expected_duration_s=expected_duration_s,
-            process=ProcessSpec(
+            "timeout_s": builds * language.build_timeout_s + timeout_s + 5.0,
+            "process": ProcessSpec(
                 filename=language.filename,
                 build=language.build,
                 run=language.run,
@@ -277,22 +330,10 @@ class MultiPLE:
                 output_cap=language.output_cap,
                 syntax_markers=language.syntax_markers,
             ),
-        )
-
-    def canonical_code(self, task: Task) -> str:
-        raise InputError(
-            f"{self.name} has no reference solutions ({task.task_id}): there is no ground truth "
-            "to run"
-        )
-
-    def calibrated_code(self, task: Task, solution: str) -> str:
-        return solution
+        }
 
     def solution_from_completion(self, task: Task, completion: str) -> str:
         return task.prompts["complete"] + truncate_at_stop(completion, self.language.stop_tokens)
-
-    def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
-        return ()
 
 
 class MultiPLEJavaScript(MultiPLE):

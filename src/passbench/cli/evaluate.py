@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from passbench.benchmarks import DEFAULT_BENCHMARK, benchmark_names
 from passbench.cli._progress import RichProgress
 from passbench.cli.options import config_option, resolve_options, selection_options, task_selection
 from passbench.errors import InputError, SandboxError
@@ -25,14 +26,11 @@ from passbench.settings.registry import BACKEND_NAMES
 @click.option(
     "--benchmark",
     "-b",
-    help="bigcodebench, humaneval, humanevalplus, humaneval-openai, mbpp, mbppplus or "
-    "multipl-e-LANG (js, cpp, java, rs, lua).",
+    help=f"One of: {', '.join(benchmark_names())} (default: {DEFAULT_BENCHMARK}).",
 )
-@click.option(
-    "--version", "version", help="Dataset version (BigCodeBench: v0.1.4 default, v0.1.5)."
-)
-@click.option("--split", help="complete or instruct (BigCodeBench).")
-@click.option("--subset", help="full or hard (BigCodeBench).")
+@click.option("--version", "version", help="Dataset version (default: the benchmark's).")
+@click.option("--split", help="A split the benchmark offers (default: complete).")
+@click.option("--subset", help="A subset the benchmark offers (default: full).")
 @click.option(
     "--samples",
     type=click.Path(path_type=Path),

@@ -27,13 +27,11 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from passbench.benchmarks import DataSettings, benchmark_names
+from passbench.benchmarks import DEFAULT_BENCHMARK, DataSettings, benchmark_names
 from passbench.benchmarks.selection import ID_RANGE_HELP, TASKS_HELP, TaskSelection
 from passbench.settings import Resolved, resolve
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-DEFAULT_BENCHMARK = "bigcodebench"
 
 benchmark_option: Callable[[F], F] = click.option(
     "--benchmark",

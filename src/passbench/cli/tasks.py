@@ -12,12 +12,17 @@ from rich.syntax import Syntax
 from rich.table import Column, Table
 from rich.text import Text
 
-from passbench.benchmarks import Benchmark, LoadedBenchmark, benchmark_names, get_benchmark
+from passbench.benchmarks import (
+    DEFAULT_BENCHMARK,
+    Benchmark,
+    LoadedBenchmark,
+    benchmark_names,
+    get_benchmark,
+)
 from passbench.benchmarks.base import check_split
 from passbench.benchmarks.selection import select_tasks
 from passbench.cli._progress import RichProgress
 from passbench.cli.options import (
-    DEFAULT_BENCHMARK,
     benchmark_option,
     config_option,
     data_options,
@@ -116,15 +121,13 @@ def show_task(ctx: click.Context, /, task_id: str, **options: Any) -> None:
     field: str = options["field"]
     bench = get_benchmark(options["benchmark"] or _benchmark_for(task_id, resolved))
     split = check_split(bench, resolved["split"])
-    if task_id.isdigit():
-        task_id = bench.id_prefix + task_id
     loaded = _load(bench, resolved, "full")
-    task = loaded.get(task_id)
+    task = loaded.get(_full_id(bench, loaded, task_id))
     texts = {
         "prompt": task.prompts[split],
         "test": task.test,
         # MultiPL-E has no reference solutions: nothing to show
-        "solution": bench.canonical_code(task) if getattr(bench, "has_reference", True) else "",
+        "solution": bench.canonical_code(task) if bench.has_reference else "",
     }
     if field != "all":
         text = texts[field]
@@ -140,11 +143,24 @@ def _load(bench: Benchmark, resolved: Resolved, subset: str) -> LoadedBenchmark:
         )
 
 
+def _full_id(bench: Benchmark, loaded: LoadedBenchmark, task_id: str) -> str:
+    """A bare number is the task of that number among the ids starting with `id_prefix`
+    (13 -> BigCodeBench/13; MultiPL-E: 0 -> HumanEval_0_has_close_elements)."""
+    if not task_id.isdigit():
+        return task_id
+    for task in loaded.all_tasks:
+        parsed = bench.parse_task_id(task.task_id)
+        if parsed and parsed.prefix == bench.id_prefix and parsed.number == int(task_id):
+            return task.task_id
+    return bench.id_prefix + task_id  # not there: loaded.get names the data file
+
+
 def _benchmark_for(task_id: str, resolved: Resolved) -> str:
-    """The first registered benchmark whose ids start like `task_id` (HumanEval/ -> humaneval);
-    for a bare number, the configured benchmark."""
+    """The first registered benchmark whose ids `task_id` is one of, among those whose ids name
+    them (HumanEval/0 -> humaneval); for a bare number, the configured benchmark."""
     for name in benchmark_names():
-        if task_id.startswith(get_benchmark(name).id_prefix):
+        bench = get_benchmark(name)
+        if bench.guess_from_ids and bench.parse_task_id(task_id):
             return name
     return str(resolved["benchmark"] or DEFAULT_BENCHMARK)
 

@@ -21,7 +21,6 @@ from passbench.evaluate.outcomes import EvaluationOutcome, GroundTruth, GroundTr
 from passbench.evaluate.settings import (
     OFFICIAL_FAILED_GT_TIME_S,
     OFFICIAL_MIN_TIME_LIMIT_S,
-    OFFICIAL_TIMEOUT_S,
     EvaluateSettings,
     sample_time_limit,
 )
@@ -29,7 +28,6 @@ from passbench.evaluate.settings import (
 __all__ = [
     "OFFICIAL_FAILED_GT_TIME_S",
     "OFFICIAL_MIN_TIME_LIMIT_S",
-    "OFFICIAL_TIMEOUT_S",
     "EvaluateSettings",
     "EvaluationOutcome",
     "Evaluator",

@@ -190,7 +190,7 @@ class Evaluator:
             pass_path,
             scores,
             metadata,
-            model=model_name(stem),
+            model=model_name(stem, self.settings.benchmark),
             split=self.settings.split,
             subset=self.settings.subset,
             calibrated=self.settings.calibrated,

@@ -6,10 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from passbench import differential
+from passbench.benchmarks import DEFAULT_BENCHMARK
 from passbench.sandbox.base import Limits
 
-#: The official evaluator's per-task limit (bigcodebench.eval.utils.TIMEOUT_LIMIT).
-OFFICIAL_TIMEOUT_S = 240.0
 #: The official default `--min_time_limit`.
 OFFICIAL_MIN_TIME_LIMIT_S = 1.0
 #: What the official evaluator assumes for a task whose ground truth failed.
@@ -20,7 +19,7 @@ OFFICIAL_FAILED_GT_TIME_S = 20.0
 class EvaluateSettings:
     """Everything one evaluation depends on (resolved by settings.resolve in the CLI)."""
 
-    benchmark: str = "bigcodebench"
+    benchmark: str = DEFAULT_BENCHMARK
     version: str | None = None
     split: str = "complete"
     subset: str = "full"

@@ -100,12 +100,12 @@ class TestedStyle:
         truth: GroundTruth | None = None
         truth_isolation = Isolation.BUBBLEWRAP
         # a benchmark without reference solutions (MultiPL-E) has no ground truth to check
-        checked = settings.check_ground_truth and getattr(self.benchmark, "has_reference", True)
+        checked = settings.check_ground_truth and self.benchmark.has_reference
         if checked:
             truth, truth_isolation = self.ground_truth()
         # without reference solutions the benchmark's own limit holds (MultiPL-E's per
         # language), not BigCodeBench's rule of the ground truth's time
-        has_reference = getattr(self.benchmark, "has_reference", True)
+        has_reference = self.benchmark.has_reference
         limit = None if has_reference else execution.timeout_per_task_s
         programs: list[Program] = []
         for sample, code in zip(samples, codes, strict=True):

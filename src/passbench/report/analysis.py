@@ -18,7 +18,7 @@ from passbench.report import envgaps
 from passbench.report.categories import Failure, failure_label, failure_of
 from passbench.report.domains import task_domains
 from passbench.report.taskinfo import TaskCatalog
-from passbench.results import RunResults, SampleResult
+from passbench.results import RunResults, SampleResult, task_order
 
 DEFAULT_KS = (1, 5, 10)
 EXAMPLES_PER_GROUP = 5
@@ -168,12 +168,7 @@ def inspect_run(
 
 def _ordered(tasks: Iterable[str]) -> list[str]:
     """Task ids in benchmark order: "BigCodeBench/2" before "BigCodeBench/10"."""
-
-    def key(task_id: str) -> tuple[str, int, str]:
-        prefix, _, number = task_id.rpartition("/")
-        return (prefix, int(number), "") if number.isdigit() else (task_id, -1, task_id)
-
-    return sorted(tasks, key=key)
+    return sorted(tasks, key=task_order)
 
 
 def _task_row(

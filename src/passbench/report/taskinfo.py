@@ -51,7 +51,12 @@ def load_catalog(
     return TaskCatalog(
         tasks={task.task_id: task for task in loaded},
         hard_ids=hard,
-        canonical={task.task_id: loader.canonical_code(task) for task in loaded},
+        # MultiPL-E has no reference solutions: nothing to show
+        canonical=(
+            {task.task_id: loader.canonical_code(task) for task in loaded}
+            if loader.has_reference
+            else {}
+        ),
         version=loaded.version,
         sha256=loaded.sha256,
         source=str(loaded.source.path),

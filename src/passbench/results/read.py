@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from passbench import __version__
+from passbench.benchmarks import benchmark_names, get_benchmark
 from passbench.errors import ResultsFileError
 from passbench.records import RESULT_SCHEMA_VERSION, ErrorCategory
 
@@ -174,14 +175,15 @@ def results_stem(path: Path) -> str:
 
 
 def guess_benchmark(tasks: Mapping[str, Any]) -> str | None:
-    """The benchmark an official file is about, from its task ids ("BigCodeBench/12")."""
-    prefixes = {task_id.split("/")[0] for task_id in tasks}
-    if prefixes == {"BigCodeBench"}:
-        return "bigcodebench"
-    if prefixes == {"HumanEval"}:
-        return "humaneval"
-    if prefixes == {"Mbpp"}:
-        return "mbpp"
+    """The benchmark an official file is about, from its task ids ("BigCodeBench/12"): the
+    first registered benchmark whose `parse_task_id` takes every id, among those whose ids name
+    them (`guess_from_ids`; HumanEval/ ids give `humaneval`, the first of its family)."""
+    if not tasks:
+        return None
+    for name in benchmark_names():
+        bench = get_benchmark(name)
+        if bench.guess_from_ids and all(bench.parse_task_id(task_id) for task_id in tasks):
+            return name
     return None
 
 

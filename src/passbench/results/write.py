@@ -17,11 +17,13 @@ entries, and a file-level field (EvalPlus's `hash`) goes in `extra`; nothing her
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from passbench import __version__
+from passbench.benchmarks import benchmark_names
 from passbench.records import RESULT_SCHEMA_VERSION, ExecResult, Sample
 from passbench.results.read import EVAL_RESULTS_SUFFIX, PASS_AT_K_SUFFIX
 from passbench.samplefile import write_json_atomic
@@ -31,10 +33,14 @@ OFFICIAL_SAMPLE_FIELDS = ("task_id", "solution", "status", "details")
 GROUND_TRUTH_FILE = "ground_truth.json"
 
 
-def task_order(task_id: str) -> tuple[str, int]:
-    """Sort key: "BigCodeBench/2" before "BigCodeBench/10"."""
-    prefix, _, number = task_id.rpartition("/")
-    return (prefix, int(number)) if number.isdigit() else (task_id, 0)
+_DIGIT_RUNS = re.compile(r"(\d+)")
+
+
+def task_order(task_id: str) -> tuple[str | int, ...]:
+    """Sort key in natural order, whatever the benchmark's id shape: "BigCodeBench/2" before
+    "BigCodeBench/10", "HumanEval_2_x" before "HumanEval_10_y" (digit runs compare as numbers)."""
+    parts = _DIGIT_RUNS.split(task_id)  # text, digits, text, ...: the same kind at each position
+    return tuple(int(part) if index % 2 else part for index, part in enumerate(parts))
 
 
 def now() -> str:
@@ -47,9 +53,16 @@ def result_paths(folder: Path, stem: str) -> tuple[Path, Path]:
     return folder / f"{stem}_{EVAL_RESULTS_SUFFIX}", folder / f"{stem}_{PASS_AT_K_SUFFIX}"
 
 
-def model_name(stem: str) -> str:
-    """The `model` of `_pass_at_k.json`: the stem before `--bigcodebench-`, as officially."""
-    return stem.split("--bigcodebench-")[0]
+def model_name(stem: str, benchmark: str | None = None) -> str:
+    """The `model` of `_pass_at_k.json`: the stem before `--<benchmark>-`, as the official
+    evaluator cuts its `--bigcodebench-` (a benchmark's `file_label` starts with its name).
+    Without `benchmark`, before the first registered benchmark's name found in the stem."""
+    names = (benchmark,) if benchmark else benchmark_names()
+    for name in names:
+        marker = f"--{name}-"
+        if marker in stem:
+            return stem.split(marker)[0]
+    return stem
 
 
 # ---- entries from records -------------------------------------------------------------------

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from passbench.benchmarks import DEFAULT_BENCHMARK
+
 CONFIG_FILE_NAME = "passbench.toml"
 
 #: Sandbox backends a user can choose (passbench.sandbox.BACKENDS less the test-only ones;
@@ -86,8 +88,8 @@ GLOBAL: tuple[Setting, ...] = (
 _BENCHMARK = _setting(
     "benchmark",
     "text",
-    "bigcodebench",
-    "bigcodebench, humaneval, humanevalplus, mbpp or mbppplus.",
+    DEFAULT_BENCHMARK,
+    "A registered benchmark's name (`passbench tasks list --help` lists them).",
 )
 _VERSION = _setting("version", "text", None, "Dataset version (default: the benchmark's).")
 _SPLIT = _setting("split", "text", "complete", "complete or instruct (instruct: BigCodeBench).")
