@@ -75,6 +75,10 @@ class _Protocol:
     always_stop_at_fence: bool
     # extra stop sequences of a base model (`extra_eos_for_direct_completion`)
     direct_eos: tuple[str, ...] = DIRECT_COMPLETION_EOS
+    # a benchmark module that builds its prompts itself: (task, split, chat) -> Prompt
+    build: Callable[[Task, str, bool], Prompt] | None = None
+    # stop sequences of a chat model, where they are not the common ones
+    chat_eos: tuple[str, ...] | None = None
 
 
 def _bigcodebench_user(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
@@ -116,6 +120,23 @@ _PROTOCOLS["mbpp"] = _PROTOCOLS["mbppplus"] = _Protocol(
 )
 
 
+def _livecodebench_prompt(task: Task, split: str, chat: bool) -> Prompt:
+    from passbench.benchmarks.livecodebench import build_prompt as livecodebench_prompt
+
+    return livecodebench_prompt(task, split, chat=chat)
+
+
+# LiveCodeBench's prompt and extraction live in its module; its chat runs send no stop
+_PROTOCOLS["livecodebench"] = _Protocol(
+    direct=lambda text: text,
+    user_message=_bigcodebench_user,
+    direct_splits=frozenset(),
+    always_stop_at_fence=False,
+    build=_livecodebench_prompt,
+    chat_eos=(),
+)
+
+
 def _protocol(benchmark: str) -> _Protocol:
     try:
         return _PROTOCOLS[benchmark]
@@ -148,6 +169,8 @@ def build_prompt(
         message differently from its API one.
     """
     protocol = _protocol(task.benchmark)
+    if protocol.build is not None:
+        return protocol.build(task, split, chat)
     try:
         task_prompt = task.prompts[split]
     except KeyError:
@@ -191,6 +214,8 @@ def stop_sequences(
     protocol = _protocol(benchmark)
     if not chat:
         return EOS + protocol.direct_eos
+    if protocol.chat_eos is not None:
+        return protocol.chat_eos
     response = RESPONSE_PREFIX if response_prefix is None else response_prefix
     if protocol.always_stop_at_fence or (prefill and "```" in response):
         return (*EOS, FENCE_CLOSE_EOS)
