@@ -1,3 +1,5 @@
+# mypy: ignore-errors
+# (runs as a program's source inside the sandbox; it mirrors LiveCodeBench's untyped harness)
 """LiveCodeBench's way of running a candidate, as the head of an "io" program. INSIDE the sandbox.
 
 The host appends `_LCB_CODE` (the candidate, already prepared as LiveCodeBench prepares it:

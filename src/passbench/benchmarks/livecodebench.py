@@ -344,6 +344,14 @@ class LiveCodeBench:
     def solution_from_completion(self, task: Task, completion: str) -> str:
         return extract_code(completion)
 
+    def extract(self, answer: str) -> tuple[str, str]:
+        """The program in a chat answer by LiveCodeBench's rule (sanitizing uses it instead of
+        passbench's sanitizer), and why it is empty when it is ("" when it is not)."""
+        code = extract_code(answer)
+        if code:
+            return code, ""
+        return code, "no code block: LiveCodeBench grades the empty program"
+
     def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
         return ("unittest.mock",)
 

@@ -69,7 +69,7 @@ def list_tasks(ctx: click.Context, /, **options: Any) -> None:
     bench = get_benchmark(resolved["benchmark"])
     loaded = _load(bench, resolved, resolved["subset"])
     selection = task_selection(options)
-    selected = select_tasks(loaded.tasks, selection.task_ids, selection.id_range)
+    selected = select_tasks(loaded.tasks, selection.task_ids, selection.id_range, selection.window)
     wanted = {lib.strip() for group in libs for lib in group.split(",") if lib.strip()}
     chosen = [task for task in selected if wanted <= set(task.libs)]
     if output_format == "json":

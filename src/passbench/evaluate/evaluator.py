@@ -56,7 +56,9 @@ class Evaluator:
         )
         self.benchmark = get_benchmark(settings.benchmark)
         check_split(self.benchmark, settings.split)
-        self.tasks = select_tasks(self.loaded.tasks, settings.task_ids, settings.id_range)
+        self.tasks = select_tasks(
+            self.loaded.tasks, settings.task_ids, settings.id_range, settings.window
+        )
         env_name = self.benchmark.env_name
         self.env: EnvInfo | None = None
         if env_name:

@@ -51,7 +51,11 @@ def load_catalog(
     return TaskCatalog(
         tasks={task.task_id: task for task in loaded},
         hard_ids=hard,
-        canonical={task.task_id: loader.canonical_code(task) for task in loaded},
+        canonical=(
+            {task.task_id: loader.canonical_code(task) for task in loaded}
+            if getattr(loader, "has_reference", True)  # LiveCodeBench, MultiPL-E: none
+            else {}
+        ),
         version=loaded.version,
         sha256=loaded.sha256,
         source=str(loaded.source.path),
