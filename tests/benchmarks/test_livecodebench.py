@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from passbench.benchmarks import DataSettings, get_benchmark
 from passbench.benchmarks.livecodebench import (
@@ -28,9 +29,13 @@ from passbench.benchmarks.livecodebench import (
     make_function,
 )
 from passbench.benchmarks.livecodebench_grade import compare_stdout, truncatefn
+from passbench.benchmarks.selection import DateWindow, select_tasks
+from passbench.cli import cli
 from passbench.errors import DatasetError, InputError
 from passbench.evaluate import EvaluateSettings, Evaluator
 from passbench.prompts import build_prompt, stop_sequences
+from passbench.results import load_results
+from passbench.results.livecodebench import ROW_KEYS, read_eval_all, window_score, write_eval_all
 from passbench.settings import Paths
 
 # -- problems in the hub's format ---------------------------------------------------------------
@@ -354,3 +359,113 @@ def test_every_error_code_through_the_sandbox(graded_rows: Path, tmp_path: Path)
     assert leet_wrong["output"] == "[2, 3]"
     tle = json.loads(entries[("abc001_a", 5)]["details"]["livecodebench"])
     assert tle["error"] == "TimeoutException()" and tle["inputs"] == "1 2\n"
+    # evaluate also wrote LiveCodeBench's own file, with its keys and metadata strings
+    official = outcome.eval_results_path.with_name("samples_codegeneration_output_eval_all.json")
+    rows = json.loads(official.read_text())
+    assert [r["question_id"] for r in rows] == ["3001", "abc001_a", "abc002_b"]
+    assert all(tuple(r) == ROW_KEYS for r in rows)
+    add = rows[1]
+    assert add["contest_date"] == "2023-06-10T00:00:00" and add["platform"] == "atcoder"
+    assert len(add["graded_list"]) == len(add["metadata"]) == len(add["code_list"]) == 9
+    assert add["graded_list"][:4] == [True, True, False, False]
+    assert add["pass@1"] == 2 / 9
+    assert json.loads(add["metadata"][2]) == wrong
+    assert add["code_list"][0] == STDIN_RIGHT
+    # and reads back as a run, with the same verdicts
+    run = load_results(official)
+    assert run.benchmark == "livecodebench" and run.counts()["abc001_a"] == (9, 2)
+
+
+# -- date windows ------------------------------------------------------------------------------
+
+
+def test_date_windows_select_by_contest_date(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    write_jsonl(path, [LEET, ADD, HALF, LATER])
+    tasks = LiveCodeBench().load(data=DataSettings(dataset_path=path, download=False)).tasks
+    since = DateWindow.parse("2024-02-01", None)  # inclusive
+    assert [t.task_id for t in select_tasks(tasks, window=since)] == [
+        "3001",
+        "abc002_b",
+        "abc003_c",
+    ]
+    until = DateWindow.parse(None, "2024-07-15")  # inclusive, as LiveCodeBench's --end_date
+    assert [t.task_id for t in select_tasks(tasks, window=until)] == [
+        "3001",
+        "abc001_a",
+        "abc002_b",
+    ]
+    both = DateWindow.parse("2024-02-02", "2024-08-31")
+    assert [t.task_id for t in select_tasks(tasks, window=both)] == ["3001"]
+    assert [t.task_id for t in select_tasks(tasks, ["abc003_c", "3001"], window=both)] == ["3001"]
+    with pytest.raises(InputError, match="no contest date of the 4 tasks is since 2025-01-01"):
+        select_tasks(tasks, window=DateWindow.parse("2025-01-01", None))
+    with pytest.raises(InputError, match="is after --until"):
+        DateWindow.parse("2024-02-02", "2024-01-01")
+
+
+# -- LiveCodeBench's official result file --------------------------------------------------------
+
+OFFICIAL = "livecodebench/lcb-submissions.O1-Mini-2024-09-12.N1.codegeneration_eval_all.json"
+
+
+def test_the_official_files_windowed_scores_are_reproduced(data_dir: Path) -> None:
+    """PROVENANCE.md's figures for o1-mini's official output (880 problems, release_v5)."""
+    rows = read_eval_all(data_dir / OFFICIAL)
+    figures = {
+        None: (880, 68.41),
+        "2023-09-01": (717, 65.69),
+        "2024-01-01": (554, 62.27),
+        "2024-06-01": (368, 55.98),
+        "2024-08-01": (279, 51.97),
+    }
+    for since, (problems, percent) in figures.items():
+        score = window_score(rows, DateWindow.parse(since, None))
+        assert (score.problems, round(100 * score.pass_at_1, 2)) == (problems, percent), since
+    full = window_score(rows, DateWindow())
+    assert {k: n for k, (n, _) in full.by_difficulty.items()} == {
+        "easy": 279,
+        "medium": 331,
+        "hard": 270,
+    }
+    assert {k: n for k, (n, _) in full.by_platform.items()} == {
+        "atcoder": 490,
+        "codeforces": 9,
+        "leetcode": 381,
+    }
+
+
+def test_inspect_reads_the_official_file_with_windows(data_dir: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["inspect", str(data_dir / OFFICIAL), "--since", "2024-06-01", "--format", "json"],
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    full, window = document["livecodebench"]["windows"]
+    assert (full["problems"], round(100 * full["pass@1"], 2)) == (880, 68.41)
+    assert (window["problems"], round(100 * window["pass@1"], 2)) == (368, 55.98)
+    assert window["since"] == "2024-06-01" and window["by_difficulty"]["hard"]["problems"] == 147
+    # the rest of the report covers the window's problems
+    assert document["summary"]["n_tasks"] == 368
+    table = CliRunner().invoke(cli, ["inspect", str(data_dir / OFFICIAL), "--until", "2023-08-31"])
+    assert table.exit_code == 0, table.output
+    assert "68.41% of 880" in table.output and "of 163" in table.output
+
+
+def test_a_window_on_a_run_without_dates_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "x_eval_results.json"
+    sample = {"task_id": "HumanEval/0", "solution": "", "status": "pass", "details": {}}
+    path.write_text(json.dumps({"date": "2024-01-01 00:00", "eval": {"HumanEval/0": [sample]}}))
+    result = CliRunner().invoke(cli, ["inspect", str(path), "--since", "2024-01-01"])
+    assert isinstance(result.exception, InputError) and result.exception.exit_code == 2
+    assert "no contest dates for 1 task(s), e.g. HumanEval/0" in str(result.exception)
+
+
+def test_the_official_file_is_written_as_the_runner_writes_it(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    rows = json.loads((data_dir / OFFICIAL).read_text())[:3]
+    target = tmp_path / "copy_codegeneration_output_eval_all.json"
+    write_eval_all(target, list(reversed(rows)))
+    assert target.read_text() == json.dumps(rows, indent=4)

@@ -272,6 +272,7 @@ class LiveCodeBench:
     default_timeout_s = DEFAULT_TIMEOUT_S  # per test, as LiveCodeBench's --timeout
     has_reference = False  # the hub has tests, no solutions: no ground truth to check
     dated = True  # tasks carry metadata["contest_date"]: --since / --until apply
+    writes_eval_all = True  # evaluate also writes LiveCodeBench's *_eval_all.json
 
     def load(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from passbench.evaluate.outcomes import EvaluationOutcome, GroundTruth, GroundTr
 from passbench.evaluate.settings import EvaluateSettings
 from passbench.evaluate.style import style_for
 from passbench.progress import NullProgress, Progress
-from passbench.records import Isolation, Sample, Task
+from passbench.records import ExecResult, Isolation, Sample, Task
 from passbench.results import (
     GROUND_TRUTH_FILE,
     model_name,
@@ -146,6 +147,38 @@ class Evaluator:
             code = self.benchmark.calibrated_code(task, code)
         return code
 
+    def _write_eval_all(
+        self,
+        eval_path: Path,
+        samples: Sequence[Sample],
+        codes: Sequence[str],
+        results: Sequence[ExecResult],
+        tasks: Mapping[str, Task],
+    ) -> None:
+        """`<stem>_codegeneration_output_eval_all.json`, as LiveCodeBench's runner writes it:
+        one row per task, its samples in sample-index order."""
+        from passbench.benchmarks.livecodebench_grade import lcb_metadata
+        from passbench.results.livecodebench import eval_all_path, eval_all_row, write_eval_all
+
+        grouped: dict[str, list[tuple[int, Sample, str, ExecResult]]] = {}
+        for sample, code, result in zip(samples, codes, results, strict=True):
+            grouped.setdefault(sample.task_id, []).append(
+                (sample.sample_index, sample, code, result)
+            )
+        rows = []
+        for task_id, items in grouped.items():
+            items.sort(key=lambda item: item[0])
+            rows.append(
+                eval_all_row(
+                    tasks[task_id],
+                    [s.raw_solution if s.raw_solution is not None else c for _, s, c, _ in items],
+                    [code for _, _, code, _ in items],
+                    [result.status == "pass" for _, _, _, result in items],
+                    [lcb_metadata(result.details) or {} for _, _, _, result in items],
+                )
+            )
+        write_eval_all(eval_all_path(eval_path), rows)
+
     def evaluate_samples(self, samples_path: Path, output_dir: Path | None) -> EvaluationOutcome:
         # A sample file made for the full benchmark is fine for a subset: the other tasks are
         # skipped, as officially; only ids the dataset version lacks are an error.
@@ -202,6 +235,8 @@ class Evaluator:
             n_samples=len(samples),
             extra={"gt_failures": truth.failures()} if truth else None,
         )
+        if getattr(self.benchmark, "writes_eval_all", False):  # LiveCodeBench's own file too
+            self._write_eval_all(eval_path, samples, codes, [v for v, _ in run.verdicts], selected)
         return EvaluationOutcome(
             eval_results_path=eval_path,
             pass_at_k_path=pass_path,
