@@ -201,7 +201,7 @@ def test_prompts_are_livecodebenchs_generic_chat_prompt(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     write_jsonl(path, [LEET, ADD])
     loaded = LiveCodeBench().load(data=DataSettings(dataset_path=path, download=False))
-    stdin = build_prompt(loaded.get("abc001_a"), "instruct", chat=True)
+    stdin = build_prompt(loaded.get("abc001_a"), "complete", chat=True)
     assert stdin.text == (
         "### Question:\nSolve abc001_a.\n\n### Format: Read the inputs from stdin solve the "
         "problem and write the answer to stdout (do not directly test on the sample inputs). "
@@ -218,13 +218,13 @@ def test_prompts_are_livecodebenchs_generic_chat_prompt(tmp_path: Path) -> None:
     }
     assert stdin.messages[1] == {"role": "user", "content": stdin.text}
     assert stdin.response_prefix == ""
-    leet = build_prompt(loaded.get("3001"), "instruct", chat=True)
+    leet = build_prompt(loaded.get("3001"), "complete", chat=True)
     assert (
         "### Format: You will use the following starter code to write the solution to the "
         f"problem and enclose your code within delimiters.\n```python\n{STARTER}\n```\n\n"
     ) in leet.text
     with pytest.raises(InputError, match="chat models only"):
-        build_prompt(loaded.get("3001"), "instruct", chat=False)
+        build_prompt(loaded.get("3001"), "complete", chat=False)
     assert stop_sequences(True, benchmark="livecodebench") == ()
 
 
@@ -319,7 +319,6 @@ def test_every_error_code_through_the_sandbox(graded_rows: Path, tmp_path: Path)
     settings = EvaluateSettings(
         benchmark="livecodebench",
         version="release_v1",
-        split="instruct",
         timeout_per_task_s=1.0,
         workers=2,
     )

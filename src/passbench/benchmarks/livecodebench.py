@@ -218,7 +218,7 @@ def task_from_row(record: dict[str, Any], path: Path, line: int) -> Task:
         benchmark="livecodebench",
         task_id=question_id,
         entry_point=func_name or "",
-        prompts={"instruct": reader.text("question_content")},
+        prompts={"complete": reader.text("question_content")},
         code_prompt=starter_code,
         test="",
         canonical_solution="",
@@ -264,7 +264,8 @@ class LiveCodeBench:
     name = "livecodebench"
     title = "LiveCodeBench"
     id_prefix = ""
-    splits = ("instruct",)
+    # one prompt; named as every benchmark's default split (chat models only, see build_prompt)
+    splits = ("complete",)
     subsets = ("full",)
     versions = tuple(RELEASE_FILES)
     default_version = "release_v5"
@@ -490,7 +491,7 @@ def build_prompt(task: Task, split: str, *, chat: bool) -> Prompt:
             field="chat",
         )
     if split not in task.prompts:
-        raise InputError(f"livecodebench has no {split!r} split (it has: instruct)", field="split")
+        raise InputError(f"livecodebench has no {split!r} split (it has: complete)", field="split")
     text = question_prompt(task.prompts[split], task.code_prompt)
     return Prompt(
         task_id=task.task_id,

@@ -144,7 +144,8 @@ def _benchmark_for(task_id: str, resolved: Resolved) -> str:
     """The first registered benchmark whose ids start like `task_id` (HumanEval/ -> humaneval);
     for a bare number, the configured benchmark."""
     for name in benchmark_names():
-        if task_id.startswith(get_benchmark(name).id_prefix):
+        prefix = get_benchmark(name).id_prefix  # "" (LiveCodeBench's bare ids) says nothing
+        if prefix and task_id.startswith(prefix):
             return name
     return str(resolved["benchmark"] or DEFAULT_BENCHMARK)
 

@@ -126,7 +126,7 @@ def eval_all_row(
     meta = task.metadata
     return {
         "question_title": meta["question_title"],
-        "question_content": task.prompts["instruct"],
+        "question_content": task.prompts["complete"],
         "platform": meta["platform"],
         "question_id": task.task_id,
         "contest_id": meta["contest_id"],
