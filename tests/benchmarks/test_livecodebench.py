@@ -21,6 +21,7 @@ from click.testing import CliRunner
 
 from passbench.benchmarks import DataSettings, get_benchmark
 from passbench.benchmarks.livecodebench import (
+    HUB,
     RELEASE_FILES,
     LiveCodeBench,
     decode_private_tests,
@@ -33,6 +34,7 @@ from passbench.benchmarks.selection import DateWindow, select_tasks
 from passbench.cli import cli
 from passbench.errors import DatasetError, InputError
 from passbench.evaluate import EvaluateSettings, Evaluator
+from passbench.pipeline import sanitized_row
 from passbench.prompts import build_prompt, stop_sequences
 from passbench.results import load_results
 from passbench.results.livecodebench import ROW_KEYS, read_eval_all, window_score, write_eval_all
@@ -468,3 +470,24 @@ def test_the_official_file_is_written_as_the_runner_writes_it(
     target = tmp_path / "copy_codegeneration_output_eval_all.json"
     write_eval_all(target, list(reversed(rows)))
     assert target.read_text() == json.dumps(rows, indent=4)
+
+
+def test_sanitizing_uses_livecodebenchs_extraction(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    write_jsonl(path, [ADD])
+    task = LiveCodeBench().load(data=DataSettings(dataset_path=path, download=False)).tasks[0]
+    answer = "Idea.\n```python\nprint(1)\n```\nFinal:\n```python\nprint(2)\n```"
+    row = sanitized_row({"task_id": "abc001_a", "raw_solution": answer}, task, "complete")
+    assert row["solution"] == "print(2)" and "sanitize_error" not in row
+    empty = sanitized_row({"task_id": "abc001_a", "raw_solution": "no code"}, task, "complete")
+    assert (
+        empty["solution"] == ""
+        and "LiveCodeBench grades the empty program" in (empty["sanitize_error"])
+    )
+
+
+def test_the_hub_is_the_default_download_home() -> None:
+    assert DataSettings().url_for("datasets/x/test.jsonl", HUB) == (
+        "https://huggingface.co/datasets/x/test.jsonl"
+    )
+    assert DataSettings(mirror="http://127.0.0.1:9").url_for("a/b", HUB) == "http://127.0.0.1:9/a/b"
