@@ -45,7 +45,7 @@ from passbench.providers.registry import official_name_suffix
 from passbench.records import Completion, Prompt, Task
 from passbench.results import load_results
 from passbench.samplefile import sample_file_stem
-from passbench.sanitize import sanitize
+from passbench.sanitize import SanitizeResult, sanitize
 from passbench.settings import Paths
 
 #: What the official generate appends to the sample file's name.
@@ -183,7 +183,13 @@ def sanitized_row(raw_row: Mapping[str, Any], task: Task, split: str) -> dict[st
     """The sanitized-file line for one raw line: `solution` first, the raw answer kept, and
     `sanitize_error` when no usable definition of the entry point was found."""
     answer = str(raw_row["raw_solution"])
-    result = sanitize(answer, task.entry_point, prompt=_task_code(task, split))
+    # a benchmark with its own extraction rule (LiveCodeBench: the last fenced block) uses it
+    extract = getattr(get_benchmark(task.benchmark), "extract", None)
+    if extract is not None:
+        code, reason = extract(answer)
+        result = SanitizeResult(code, not reason, reason)
+    else:
+        result = sanitize(answer, task.entry_point, prompt=_task_code(task, split))
     row: dict[str, Any] = {"task_id": raw_row["task_id"], "solution": result.code}
     row.update({key: value for key, value in raw_row.items() if key != "task_id"})
     if not result.ok:

@@ -64,6 +64,8 @@ def build_prompt(
         message differently from its API one.
     """
     style = prompt_style(task.benchmark)
+    if style.build is not None:
+        return style.build(task, split, chat)
     try:
         task_prompt = task.prompts[split]
     except KeyError:

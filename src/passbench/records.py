@@ -115,7 +115,7 @@ class IOSpec:
     inputs_json: str  # tagged JSON (sandbox/_values.py) of the list of argument lists
     time_limits: tuple[float, ...]  # seconds, one per input
     want_values: tuple[int, ...] = ()  # inputs whose output the judge needs whole
-    guard: str = "evalplus"  # the reliability guard the child applies before the candidate
+    guard: str = "evalplus"  # the reliability guard the child applies: "evalplus" or "lcb"
     reference: bool = False  # computing expected outputs: report EvalPlus's is_floats too
 
 

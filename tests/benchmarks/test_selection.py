@@ -9,7 +9,12 @@ import pytest
 from click.testing import CliRunner
 
 from passbench.benchmarks import DataSettings, get_benchmark
-from passbench.benchmarks.selection import TaskSelection, parse_id_range, select_tasks
+from passbench.benchmarks.selection import (
+    DateWindow,
+    TaskSelection,
+    parse_id_range,
+    select_tasks,
+)
 from passbench.cli import cli, main
 from passbench.errors import InputError, UnknownNameError
 from passbench.records import Task
@@ -108,3 +113,14 @@ def test_tasks_list_shows_the_range_every_command_selects(
     )
     listed = [task["task_id"] for task in json.loads(result.output)["tasks"]]
     assert listed == ids(hard[2:4])
+
+
+def test_date_windows_need_dated_tasks_and_valid_dates() -> None:
+    undated = [Task("humaneval", "HumanEval/0", "f", {}, "", "", "")]
+    with pytest.raises(InputError, match="humaneval tasks have none"):
+        select_tasks(undated, window=DateWindow.parse("2024-01-01", None))
+    with pytest.raises(InputError, match="expected a date YYYY-MM-DD, got '2024-13-01'"):
+        DateWindow.parse(None, "2024-13-01")
+    assert DateWindow.parse("2024-08-01", None).contains("2024-08-01T00:00:00")
+    assert not DateWindow.parse(None, "2024-07-31").contains("2024-08-01T00:00:00")
+    assert DateWindow.parse(None, "2024-08-01").contains("2024-08-01T23:00:00")  # inclusive

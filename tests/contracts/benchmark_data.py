@@ -9,6 +9,7 @@ nothing is skipped.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,3 +30,43 @@ PROVIDERS: dict[str, DataProvider] = {}
 
 def provider_for(name: str) -> DataProvider:
     return PROVIDERS.get(name, shared_folder)
+
+
+def livecodebench_release(data_dir: Path, tmp: Path) -> DataSettings:
+    """LiveCodeBench's tests live only on the Hugging Face hub: a release written in the hub's
+    layout."""
+    from passbench.benchmarks.livecodebench import (
+        RELEASE_FILES,
+        encode_private_tests,
+    )
+
+    def row(question_id: str, test: dict[str, str], meta: dict[str, str]) -> dict[str, str]:
+        return {
+            "question_title": question_id,
+            "question_content": f"Solve {question_id}.",
+            "platform": "leetcode" if meta else "atcoder",
+            "question_id": question_id,
+            "contest_id": question_id.split("_")[0],
+            "contest_date": "2024-03-02T00:00:00",
+            "starter_code": "class Solution:\n    def add(self, a: int) -> int:\n" if meta else "",
+            "difficulty": "easy",
+            "public_test_cases": json.dumps([test]),
+            "private_test_cases": encode_private_tests([test]),
+            "metadata": json.dumps(meta),
+        }
+
+    folder = tmp / "data" / "livecodebench" / "code_generation_lite"
+    folder.mkdir(parents=True)
+    # one problem per increment of the default release, the two styles in turn
+    for number, name in enumerate(RELEASE_FILES["release_v5"], start=1):
+        if number % 2:
+            test = {"input": f"{number} 2\n", "output": f"{number + 2}\n", "testtype": "stdin"}
+            problem = row(f"abc30{number}_a", test, {})
+        else:
+            test = {"input": str(number), "output": str(number + 1), "testtype": "functional"}
+            problem = row(f"273{number}", test, {"func_name": "add"})
+        (folder / name).write_text(json.dumps(problem) + "\n")
+    return DataSettings(data_dir=tmp / "data", cache_dir=tmp / "cache", download=False)
+
+
+PROVIDERS["livecodebench"] = livecodebench_release

@@ -51,6 +51,7 @@ _FACTORIES: dict[str, str] = {
     "multipl-e-lua": "passbench.benchmarks.multiple:MultiPLELua",
     "mbpp": "passbench.benchmarks.mbpp:Mbpp",
     "mbppplus": "passbench.benchmarks.mbpp:MbppPlus",
+    "livecodebench": "passbench.benchmarks.livecodebench:LiveCodeBench",
 }
 
 

@@ -81,8 +81,10 @@ class DataSettings:
 
         return default_cache_dir() / "datasets"
 
-    def url_for(self, url_path: str) -> str:
-        base = (self.mirror or DEFAULT_DOWNLOAD_BASE).rstrip("/")
+    def url_for(self, url_path: str, home: str = DEFAULT_DOWNLOAD_BASE) -> str:
+        """`url_path` under the mirror when one is set, else under `home` (the file's public
+        home: GitHub for most, the Hugging Face hub for LiveCodeBench)."""
+        base = (self.mirror or home).rstrip("/")
         return f"{base}/{url_path.lstrip('/')}"
 
 
@@ -100,6 +102,7 @@ class DataFile:
     url_path: str  # under the download base: "openai/human-eval/raw/master/data/HumanEval.jsonl.gz"
     check: Callable[[Path], object]
     convert: Callable[[bytes], bytes] | None = None
+    home: str = DEFAULT_DOWNLOAD_BASE  # the public download base `url_path` is relative to
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,7 @@ def resolve(
             f"{file.relpath} not found (looked in {', '.join(looked)}) and downloads are off "
             f"({ENV_OFFLINE}); pass --dataset-path or --data-dir"
         )
-    url = settings.url_for(file.url_path)
+    url = settings.url_for(file.url_path, file.home)
     digest = download(
         url,
         cached,

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from passbench.records import Prompt, Task
+
 #: Default instruction prefix (bigcodebench generate.py, evalplus codegen.py).
 INSTRUCTION_PREFIX = (
     "Please provide a self-contained Python script that solves the following problem in a "
@@ -62,6 +64,9 @@ class PromptStyle:
     response_prefix: str = RESPONSE_PREFIX
     # the info string of the code fence a prefilled response opens
     fence: str = "python"
+    # a benchmark whose prompt is not a prefixed task prompt builds it whole:
+    # (task, split, chat) -> Prompt (LiveCodeBench's system and user messages)
+    build: Callable[[Task, str, bool], Prompt] | None = None
 
 
 def stop_at_fence_always(response_prefix: str, prefill: bool) -> tuple[str, ...]:

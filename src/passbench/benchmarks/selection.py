@@ -7,15 +7,22 @@
                      enumerates the subset's tasks (for full BigCodeBench and HumanEval the
                      position is the task number; for BigCodeBench-Hard it is not)
 
-Given together, a task must satisfy both. Unknown ids, a malformed range and a selection that
-leaves no task are errors naming the option.
+    --since DATE     only problems whose contest date is on or after DATE (YYYY-MM-DD)
+    --until DATE     only problems whose contest date is on or before DATE (inclusive, as
+                     LiveCodeBench's --start_date / --end_date); for dated benchmarks only
+                     (LiveCodeBench), since a model's training cutoff leaves only later
+                     problems clean
+
+Given together, a task must satisfy all. Unknown ids, a malformed range or date, a date window
+on a benchmark without dates and a selection that leaves no task are errors naming the option.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from passbench.errors import InputError, UnknownNameError
 from passbench.records import Task
@@ -30,21 +37,79 @@ ID_RANGE_HELP = (
     "(the official --id_range)."
 )
 
+SINCE_HELP = (
+    "Only problems whose contest date is on or after this date, YYYY-MM-DD (dated benchmarks: "
+    "livecodebench)."
+)
+UNTIL_HELP = "Only problems whose contest date is on or before this date (inclusive), YYYY-MM-DD."
+
 _RANGE = re.compile(r"\s*(\d+)\s*-\s*(\d+)\s*")
 
 
 @dataclass(frozen=True)
+class DateWindow:
+    """Contest dates `since <= date <= until` (both inclusive; None: unbounded)."""
+
+    since: _dt.date | None = None
+    until: _dt.date | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.since is not None or self.until is not None
+
+    def contains(self, contest_date: str) -> bool:
+        """Whether an ISO date or datetime ("2024-08-01T00:00:00") lies in the window."""
+        day = _dt.datetime.fromisoformat(contest_date).date()
+        if self.since is not None and day < self.since:
+            return False
+        return self.until is None or day <= self.until
+
+    def describe(self) -> str:
+        if self.since is not None and self.until is not None:
+            return f"{self.since} to {self.until}"
+        if self.since is not None:
+            return f"since {self.since}"
+        return f"until {self.until}" if self.until is not None else "all dates"
+
+    @classmethod
+    def parse(cls, since: str | None, until: str | None) -> DateWindow:
+        window = cls(
+            parse_date(since, "since") if since is not None else None,
+            parse_date(until, "until") if until is not None else None,
+        )
+        if window.since and window.until and window.since > window.until:
+            raise InputError(f"--since {since} is after --until {until}", field="since")
+        return window
+
+
+def parse_date(text: str, field: str) -> _dt.date:
+    """`YYYY-MM-DD` -> a date; InputError naming the option otherwise."""
+    try:
+        return _dt.date.fromisoformat(text.strip())
+    except ValueError:
+        raise InputError(f"expected a date YYYY-MM-DD, got {text!r}", field=field) from None
+
+
+@dataclass(frozen=True)
 class TaskSelection:
-    """What --tasks and --id-range asked for; both None: every task."""
+    """What --tasks, --id-range, --since and --until asked for; all None: every task."""
 
     task_ids: tuple[str, ...] | None = None  # as given: full ids or bare numbers
     id_range: tuple[int, int] | None = None  # positions, half-open
+    window: DateWindow = field(default_factory=DateWindow)
 
     @classmethod
-    def parse(cls, tasks: str | None, id_range: str | None) -> TaskSelection:
+    def parse(
+        cls,
+        tasks: str | None,
+        id_range: str | None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> TaskSelection:
         return cls(
             task_ids=parse_task_ids(tasks) if tasks is not None else None,
             id_range=parse_id_range(id_range) if id_range is not None else None,
+            window=DateWindow.parse(since, until),
         )
 
 
@@ -71,12 +136,40 @@ def select_tasks(
     tasks: Sequence[Task],
     task_ids: Sequence[str] | None = None,
     id_range: tuple[int, int] | None = None,
+    window: DateWindow | None = None,
 ) -> list[Task]:
-    """The tasks `task_ids` and `id_range` select from `tasks` (a benchmark subset, in its
-    order): in the order of `task_ids` when given, else in the subset's order.
+    """The tasks `task_ids`, `id_range` and the date `window` select from `tasks` (a benchmark
+    subset, in its order): in the order of `task_ids` when given, else in the subset's order.
 
-    Unknown ids are an UnknownNameError; an empty selection is an InputError.
+    Unknown ids are an UnknownNameError; a window on tasks without contest dates and an empty
+    selection are InputErrors.
     """
+    if window is not None and window.active:
+        undated = [task for task in tasks if "contest_date" not in task.metadata]
+        if undated:
+            raise InputError(
+                f"--since/--until select by contest date, and {undated[0].benchmark} tasks "
+                "have none (dated benchmarks: livecodebench)",
+                field="since" if window.since is not None else "until",
+            )
+        dated = [task for task in tasks if window.contains(task.metadata["contest_date"])]
+        if not dated:
+            raise InputError(
+                f"no tasks selected: no contest date of the {len(tasks)} tasks is "
+                f"{window.describe()}",
+                field="since" if window.since is not None else "until",
+            )
+        if task_ids is None and id_range is None:
+            return dated
+        allowed = {task.task_id for task in dated}
+        chosen = select_tasks(tasks, task_ids, id_range)
+        kept = [task for task in chosen if task.task_id in allowed]
+        if not kept:
+            raise InputError(
+                f"no tasks selected: none of the selected tasks is {window.describe()}",
+                field="since" if window.since is not None else "until",
+            )
+        return kept
     if task_ids is None and id_range is None:
         return list(tasks)
     chosen = list(tasks) if id_range is None else list(tasks)[id_range[0] : id_range[1]]

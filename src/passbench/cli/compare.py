@@ -10,7 +10,7 @@ from rich.console import Console
 
 from passbench.benchmarks import DataSettings
 from passbench.cli.inspect import data_flags, scoring_flags, scoring_options
-from passbench.cli.options import data_settings, resolve_options
+from passbench.cli.options import data_settings, date_window, resolve_options, window_options
 from passbench.errors import InputError
 from passbench.report.analysis import inspect_run
 from passbench.report.compare import RULES, compare_all, unique_names
@@ -23,6 +23,7 @@ from passbench.report.leaderboard import (
 )
 from passbench.report.taskinfo import TaskCatalog, load_catalog
 from passbench.results import RunResults, load_results
+from passbench.results import livecodebench as lcb
 
 FORMATS = ("table", "json", "markdown", "leaderboard-md", "leaderboard-csv", "leaderboard-json")
 _LEADERBOARD_SUFFIXES = {
@@ -60,6 +61,7 @@ _LEADERBOARD_SUFFIXES = {
     type=int,
     help="Differing tasks listed per pair (0: none in the terminal, all in markdown) [20].",
 )
+@window_options
 @scoring_flags
 @data_flags
 @click.pass_context
@@ -77,7 +79,8 @@ def compare(
 
     RESULTS are two or more _eval_results.json files (passbench's or the official
     evaluator's); every pair is compared on the tasks both evaluated. Runs may have different
-    numbers of samples per task: per-task pass rates are compared.
+    numbers of samples per task: per-task pass rates are compared. --since / --until keep
+    the tasks of a contest-date window (LiveCodeBench runs).
     """
     if len(results) < 2 and output_format not in FORMATS[3:] and leaderboard is None:
         raise InputError("give at least two result files to compare", field="RESULTS")
@@ -85,7 +88,8 @@ def compare(
     options = scoring_options(resolved)
     rule: str = resolved["rule"]
     limit: int = resolved["limit"]
-    runs = [load_results(path) for path in results]
+    window = date_window(flags)
+    runs = [lcb.restrict_to_window(load_results(path), window) for path in results]
     pairs = compare_all(runs, options, rule)
 
     boards: dict[str, str] = {}

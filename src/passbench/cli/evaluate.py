@@ -175,6 +175,7 @@ def settings_from(resolved: Resolved, options: Mapping[str, Any]) -> EvaluateSet
         output_dir=resolved["output_dir"],
         task_ids=selection.task_ids,
         id_range=selection.id_range,
+        window=selection.window,
         calibrated=resolved["calibrated"],
         pass_k=resolved["pass_k"],
         timeout_per_task_s=resolved["timeout_per_task"],

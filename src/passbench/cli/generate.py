@@ -189,7 +189,7 @@ def select(resolved: Resolved, options: Mapping[str, Any]) -> Selection:
             resolved["version"], resolved["subset"], data=data_settings(resolved), progress=progress
         )
     selection = task_selection(options)
-    chosen = select_tasks(loaded.tasks, selection.task_ids, selection.id_range)
+    chosen = select_tasks(loaded.tasks, selection.task_ids, selection.id_range, selection.window)
     return Selection(bench, loaded, split, chosen)
 
 

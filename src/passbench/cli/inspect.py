@@ -9,7 +9,13 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from passbench.cli.options import config_option, data_settings, resolve_options
+from passbench.cli.options import (
+    config_option,
+    data_settings,
+    date_window,
+    resolve_options,
+    window_options,
+)
 from passbench.errors import InputError, UnknownNameError
 from passbench.report.analysis import Options, filter_tasks, inspect_run, task_detail
 from passbench.report.exports import (
@@ -21,6 +27,7 @@ from passbench.report.exports import (
     to_json,
 )
 from passbench.report.taskinfo import load_catalog
+from passbench.results import livecodebench as lcb
 from passbench.results import load_results, results_stem
 from passbench.settings import Resolved
 
@@ -123,6 +130,7 @@ def data_flags(command: F) -> F:
 )
 @click.option("--lib", multiple=True, help="List tasks using this library (repeatable).")
 @click.option("--limit", type=int, help="Task rows shown in the terminal (0: all) [20].")
+@window_options
 @scoring_flags
 @data_flags
 @click.pass_context
@@ -139,15 +147,24 @@ def inspect(
     lib: tuple[str, ...],
     **flags: Any,
 ) -> None:
-    """Report on RESULTS, an _eval_results.json from passbench or the official evaluator.
+    """Report on RESULTS, an _eval_results.json from passbench or the official evaluator, or
+    LiveCodeBench's *_eval_all.json.
 
     pass@k with confidence intervals, failures by category, scores by domain and library, the
     Hard subset, and every task's verdicts. Reads stored results only: nothing is re-run.
+    A LiveCodeBench run also gets pass@1 by contest-date window (--since / --until: the
+    window's beside every problem's) and by difficulty; the rest of the report covers the
+    window's problems.
     """
+    window = date_window(flags)
     resolved = resolve_options(ctx, "inspect", flags)
     options = scoring_options(resolved)
     limit: int = resolved["limit"]
-    run = load_results(results, pass_at_k_file)
+    full_run = load_results(results, pass_at_k_file)
+    run = lcb.restrict_to_window(full_run, window)
+    windows = None
+    if full_run.task_info and run.benchmark == "livecodebench":
+        windows = lcb.window_scores(lcb.lcb_rows(full_run), window)
     catalog = load_catalog(
         run.benchmark, resolved["dataset_version"] or run.dataset_version, data_settings(resolved)
     )
@@ -177,7 +194,10 @@ def inspect(
     filtered = bool(status or category or lib)
     rows = filter_tasks(inspection.tasks, statuses=status, categories=category, libs=lib)
     if output_format == "json":
-        _emit(to_json(inspection_dict(inspection, rows)), output)
+        document = inspection_dict(inspection, rows)
+        if windows is not None:
+            document["livecodebench"] = lcb.scores_dict(full_run.path, windows)
+        _emit(to_json(document), output)
     elif output_format == "csv":
         _emit(tasks_csv(rows), output)
     elif output_format == "markdown":
@@ -191,7 +211,14 @@ def inspect(
     else:
         from passbench.report.terminal import inspection_view
 
-        _print(inspection_view(inspection, rows, limit=limit, filtered=filtered), output)
+        view = inspection_view(inspection, rows, limit=limit, filtered=filtered)
+        if windows is not None:
+            from rich.console import Group
+
+            from passbench.report.terminal import windows_view
+
+            view = Group(windows_view(windows), view)
+        _print(view, output)
 
 
 def _emit(text: str, output: Path | None) -> None:

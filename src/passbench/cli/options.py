@@ -28,7 +28,14 @@ import click
 from click.core import ParameterSource
 
 from passbench.benchmarks import DEFAULT_BENCHMARK, DataSettings, benchmark_names
-from passbench.benchmarks.selection import ID_RANGE_HELP, TASKS_HELP, TaskSelection
+from passbench.benchmarks.selection import (
+    ID_RANGE_HELP,
+    SINCE_HELP,
+    TASKS_HELP,
+    UNTIL_HELP,
+    DateWindow,
+    TaskSelection,
+)
 from passbench.settings import Resolved, resolve
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -89,13 +96,28 @@ tasks_option: Callable[[F], F] = click.option("--tasks", help=TASKS_HELP)
 id_range_option: Callable[[F], F] = click.option("--id-range", help=ID_RANGE_HELP)
 
 
+since_option: Callable[[F], F] = click.option("--since", metavar="DATE", help=SINCE_HELP)
+until_option: Callable[[F], F] = click.option("--until", metavar="DATE", help=UNTIL_HELP)
+
+
+def window_options(function: F) -> F:
+    """--since and --until (contest-date windows: passbench.benchmarks.selection)."""
+    return since_option(until_option(function))
+
+
 def selection_options(function: F) -> F:
-    """--tasks and --id-range (passbench.benchmarks.selection)."""
-    return tasks_option(id_range_option(function))
+    """--tasks, --id-range, --since and --until (passbench.benchmarks.selection)."""
+    return tasks_option(id_range_option(window_options(function)))
 
 
 def task_selection(options: Mapping[str, Any]) -> TaskSelection:
-    return TaskSelection.parse(options.get("tasks"), options.get("id_range"))
+    return TaskSelection.parse(
+        options.get("tasks"), options.get("id_range"), options.get("since"), options.get("until")
+    )
+
+
+def date_window(options: Mapping[str, Any]) -> DateWindow:
+    return DateWindow.parse(options.get("since"), options.get("until"))
 
 
 def given_flags(ctx: click.Context, options: Mapping[str, Any]) -> dict[str, Any]:

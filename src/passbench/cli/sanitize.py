@@ -269,8 +269,13 @@ def _read_raw(path: Path, bench: Benchmark, loaded: LoadedBenchmark) -> Iterator
         raise SampleFileError("file is empty; expected one JSON object per line", path=path)
 
 
-def _sanitize_one(job: tuple[str, str, str]) -> SanitizeResult:
-    answer, entry_point, prompt = job
+def _sanitize_one(job: tuple[str, str, str, str]) -> SanitizeResult:
+    answer, entry_point, prompt, benchmark = job
+    # a benchmark with its own extraction rule (LiveCodeBench: the last fenced block) uses it
+    extract = getattr(get_benchmark(benchmark), "extract", None)
+    if extract is not None:
+        code, reason = extract(answer)
+        return SanitizeResult(code, not reason, reason)
     return sanitize_answer(answer, entry_point, prompt=prompt)
 
 
@@ -281,7 +286,10 @@ def _task_code(task: Task, split: str) -> str:
 
 
 def _sanitize_all(raws: list[_Raw], split: str, jobs: int) -> list[SanitizeResult]:
-    work = [(raw.answer, raw.task.entry_point, _task_code(raw.task, split)) for raw in raws]
+    work = [
+        (raw.answer, raw.task.entry_point, _task_code(raw.task, split), raw.task.benchmark)
+        for raw in raws
+    ]
     with RichProgress() as progress:
         progress.start(len(work), "sanitize")
         if jobs == 1 or len(work) < _PARALLEL_FROM:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from passbench import differential
 from passbench.benchmarks import DEFAULT_BENCHMARK
+from passbench.benchmarks.selection import DateWindow
 from passbench.sandbox.base import Limits
 
 #: The official default `--min_time_limit`.
@@ -27,6 +28,9 @@ class EvaluateSettings:
     output_dir: Path | None = None
     task_ids: tuple[str, ...] | None = None  # selection; None = every task of the subset
     id_range: tuple[int, int] | None = None  # positions low <= i < high (benchmarks.selection)
+    window: DateWindow = field(
+        default_factory=DateWindow
+    )  # contest dates (--since / --until; dated benchmarks)
     calibrated: bool = True
     pass_k: tuple[int, ...] = (1, 5, 10)
     timeout_per_task_s: float | None = None  # None = the benchmark's official default

@@ -123,9 +123,17 @@ class TestedStyle:
             )
         # without the ground truth, limits assume the official 20 s per task
         run_fingerprint = execution.verdict_fingerprint("samples", ground_truth_times=checked)
+        # a benchmark that judges its programs' outputs on the host (LiveCodeBench) says how
+        judging = getattr(self.benchmark, "judging", None)
+        identity, finalize = judging(tasks) if judging is not None else (None, None)
         with Journal(journal_path, run_fingerprint) as journal:
             results, isolation, reused = execution.run(
-                programs, journal, "evaluating", reuse=settings.resume
+                programs,
+                journal,
+                "evaluating",
+                reuse=settings.resume,
+                identity=identity,
+                finalize=finalize,
             )
         return SampleVerdicts(
             verdicts=[(results[program.key], {}) for program in programs],

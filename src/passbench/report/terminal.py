@@ -12,6 +12,7 @@ from rich.text import Text
 
 from passbench.report.analysis import GroupScore, Inspection, TaskDetail, TaskRow
 from passbench.report.exports import interval_text, percent, summary_pairs
+from passbench.results.livecodebench import WindowScore
 
 _STATUS_STYLE = {"pass": "green", "fail": "red", "timeout": "yellow"}
 
@@ -159,3 +160,21 @@ def detail_view(detail: TaskDetail) -> RenderableType:
             Panel(Syntax(detail.test.rstrip(), "python"), title="tests", title_align="left")
         )
     return Group(*parts)
+
+
+def windows_view(scores: Sequence[WindowScore]) -> Table:
+    """LiveCodeBench's pass@1 by contest-date window, side by side, with counts, overall and
+    per difficulty (the first column: every problem)."""
+    table = Table(title="LiveCodeBench pass@1 by contest date", title_justify="left")
+    table.add_column("")
+    for score in scores:
+        table.add_column(score.window.describe(), justify="right")
+    table.add_row("all", *(f"{percent(s.pass_at_1, 2)} of {s.problems}" for s in scores))
+    names = list(dict.fromkeys(name for s in scores for name in s.by_difficulty))
+    for name in names:
+        cells = []
+        for score in scores:
+            n, value = score.by_difficulty.get(name, (0, 0.0))
+            cells.append(f"{percent(value, 2)} of {n}" if n else "-")
+        table.add_row(name, *cells)
+    return table

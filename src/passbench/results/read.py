@@ -63,6 +63,10 @@ class RunResults:
     meta: Mapping[str, Any] = field(default_factory=dict)  # the "passbench" block; {} if official
     pass_at_k_file: Mapping[str, Any] | None = None  # the sibling _pass_at_k.json, when found
     pass_at_k_path: Path | None = None
+    # per-task facts a file carries beside the verdicts (LiveCodeBench: contest_date,
+    # difficulty, platform), by task id
+    task_info: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    format: str = "eval_results"  # or "livecodebench" (an official *_eval_all.json)
 
     @property
     def origin(self) -> str:
@@ -87,6 +91,8 @@ class RunResults:
         value = self.meta.get("benchmark")
         if isinstance(value, str):
             return value
+        if self.format == "livecodebench":
+            return "livecodebench"
         return guess_benchmark(self.tasks)
 
     @property
@@ -206,6 +212,10 @@ def load_results(path: str | Path, pass_at_k_path: str | Path | None = None) -> 
     `pass_at_k_path` given explicitly must exist; the sibling is optional.
     """
     path = Path(path)
+    from passbench.results import livecodebench  # reads and attaches LiveCodeBench's files
+
+    if livecodebench.looks_like_eval_all(path):
+        return livecodebench.run_from_eval_all(path)
     if path.name.endswith(PASS_AT_K_SUFFIX) and not path.name.endswith(EVAL_RESULTS_SUFFIX):
         if pass_at_k_path is None:
             pass_at_k_path = path
@@ -230,7 +240,7 @@ def load_results(path: str | Path, pass_at_k_path: str | Path | None = None) -> 
     elif side_path is not None and not side_path.is_file():
         side_path = None
     side = _read_pass_at_k(side_path) if side_path is not None else None
-    return RunResults(
+    run = RunResults(
         path=path,
         date=date if isinstance(date, str) else None,
         tasks=tasks,
@@ -238,6 +248,7 @@ def load_results(path: str | Path, pass_at_k_path: str | Path | None = None) -> 
         pass_at_k_file=side,
         pass_at_k_path=side_path,
     )
+    return livecodebench.with_task_info(run)
 
 
 def _read_ground_truth(document: dict[str, Any], path: Path) -> RunResults:

@@ -188,8 +188,20 @@ def evalplus_guard() -> None:
     """EvalPlus's `reliability_guard`, minus the resource limits (the worker set them).
 
     A candidate that calls what it disables fails there, so it fails here."""
+    _reliability_guard(evalplus=True)
+
+
+def lcb_guard() -> None:
+    """LiveCodeBench's `reliability_guard` (lcb_runner/evaluation/testing_util.py), minus the
+    resource limits: EvalPlus's, except that `exit` and `open` stay (LiveCodeBench leaves
+    `builtins.exit` alone, and its stdin harness patches `open` to read the test's input)."""
+    _reliability_guard(evalplus=False)
+
+
+def _reliability_guard(*, evalplus: bool) -> None:
     faulthandler.disable()
-    builtins.exit = None  # type: ignore[assignment]
+    if evalplus:
+        builtins.exit = None  # type: ignore[assignment]
     builtins.quit = None  # type: ignore[assignment]
     os.environ["OMP_NUM_THREADS"] = "1"
     for name in (
@@ -221,7 +233,8 @@ def evalplus_guard() -> None:
         "chdir",
     ):
         setattr(os, name, None)
-    builtins.open = None  # type: ignore[assignment]
+    if evalplus:
+        builtins.open = None  # type: ignore[assignment]
     import shutil
     import subprocess
 
@@ -350,6 +363,8 @@ def child_main(job: dict[str, Any], shared: mmap.mmap, out_fd: int, in_fd: int) 
     reference = bool(batch.get("reference"))
     if job.get("guard") == "evalplus":
         evalplus_guard()
+    elif job.get("guard") == "lcb":
+        lcb_guard()
     namespace: dict[str, Any] = {}
     try:
         with swallow_io():
