@@ -20,8 +20,9 @@ from passbench.errors import PermissionDenied, SubmissionRejected
 from passbench.settings import Paths
 from passbench.store.bundle import read_bundle
 from passbench.store.database import Store
-from passbench.store.models import Job, Submission, Submitter
+from passbench.store.models import Job, Run, Submission, Submitter
 from passbench.store.queue import (
+    BenchmarkData,
     ClaimedJob,
     QueuePolicy,
     cancel_job,
@@ -48,9 +49,10 @@ OTHER = "bob-token-0123456789ab"
 ADMIN = "admin-token-0123456789"
 
 
-@pytest.fixture
-def paths(data_dir: Path, tmp_path: Path) -> Paths:
-    return Paths(cache_dir=tmp_path / "cache", data_dir=data_dir)
+@pytest.fixture(scope="module")
+def benchmarks(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> BenchmarkData:
+    """Benchmark data, loaded once for the module (as a web app keeps it)."""
+    return BenchmarkData(Paths(cache_dir=tmp_path_factory.mktemp("cache"), data_dir=data_dir))
 
 
 @pytest.fixture
@@ -103,25 +105,27 @@ def counts(store: Store) -> tuple[int, int]:
         )
 
 
-def submit(store: Store, folder: Path, paths: Paths, policy: QueuePolicy, **extra: Any) -> str:
+def submit(
+    store: Store, folder: Path, benchmarks: BenchmarkData, policy: QueuePolicy, **extra: Any
+) -> str:
     bundle = read_bundle(folder, max_bytes=policy.max_bundle_bytes)
     with store.transaction() as session:
-        return submit_bundle(
-            session, bundle, extra.pop("token", TOKEN), paths=paths, policy=policy, **extra
-        ).id
+        token = extra.pop("token", TOKEN)
+        job = submit_bundle(session, bundle, token, benchmarks=benchmarks, policy=policy, **extra)
+        return job.id
 
 
 def test_a_bundle_is_queued_once_whatever_its_packaging(
-    store: Store, tmp_path: Path, paths: Paths, policy: QueuePolicy, humaneval_sha: str
+    store: Store, tmp_path: Path, benchmarks: BenchmarkData, policy: QueuePolicy, humaneval_sha: str
 ) -> None:
     folder = make_bundle(tmp_path / "b", manifest(humaneval_sha))
-    job_id = submit(store, folder, paths, policy)
+    job_id = submit(store, folder, benchmarks, policy)
     # the same files as a zip, inside a top-level folder: the same job
     archive = tmp_path / "b.zip"
     with zipfile.ZipFile(archive, "w") as handle:
         for name in ("manifest.json", "samples.jsonl"):
             handle.write(folder / name, f"bundle/{name}")
-    assert submit(store, archive, paths, policy) == job_id
+    assert submit(store, archive, benchmarks, policy) == job_id
     assert counts(store) == (1, 1)
     with store.transaction() as session:
         status = job_status(session, job_id)
@@ -179,7 +183,7 @@ REJECTIONS: list[tuple[str, dict[str, Any], str | None, str, str]] = [
 def test_each_bad_bundle_is_refused_with_why_and_stores_nothing(
     store: Store,
     tmp_path: Path,
-    paths: Paths,
+    benchmarks: BenchmarkData,
     policy: QueuePolicy,
     humaneval_sha: str,
     changes: dict[str, Any],
@@ -189,7 +193,7 @@ def test_each_bad_bundle_is_refused_with_why_and_stores_nothing(
 ) -> None:
     folder = make_bundle(tmp_path / "b", manifest(humaneval_sha, **changes), samples_text=samples)
     with pytest.raises(SubmissionRejected) as caught:
-        submit(store, folder, paths, policy)
+        submit(store, folder, benchmarks, policy)
     assert caught.value.code == code
     assert message in str(caught.value)
     assert str(caught.value).startswith("b/"), "the message names the bundle's file"
@@ -210,16 +214,16 @@ def test_unreadable_bundles_say_why(tmp_path: Path) -> None:
 
 
 def test_size_token_duplicate_and_rate_limits(
-    store: Store, tmp_path: Path, paths: Paths, policy: QueuePolicy, humaneval_sha: str
+    store: Store, tmp_path: Path, benchmarks: BenchmarkData, policy: QueuePolicy, humaneval_sha: str
 ) -> None:
     folder = make_bundle(tmp_path / "a", manifest(humaneval_sha))
     with pytest.raises(SubmissionRejected, match="3 samples; the limit is 2") as caught:
-        submit(store, folder, paths, replace(policy, max_samples=2))
+        submit(store, folder, benchmarks, replace(policy, max_samples=2))
     assert caught.value.code == "size"
     with pytest.raises(SubmissionRejected, match="at least 16 characters") as caught:
-        submit(store, folder, paths, policy, token="short")
+        submit(store, folder, benchmarks, policy, token="short")
     assert caught.value.code == "token"
-    submit(store, folder, paths, policy)
+    submit(store, folder, benchmarks, policy)
     # the same model and revision again, with other samples: a duplicate, whoever sends it
     other = make_bundle(
         tmp_path / "b",
@@ -227,7 +231,7 @@ def test_size_token_duplicate_and_rate_limits(
         [{"task_id": task, "solution": SOLUTIONS[task] + "\n# v2\n"} for task in TASKS],
     )
     with pytest.raises(SubmissionRejected, match="already has a humaneval full complete") as caught:
-        submit(store, other, paths, policy, token=OTHER)
+        submit(store, other, benchmarks, policy, token=OTHER)
     assert caught.value.code == "duplicate"
     # a new revision is its own entry; two per window is the limit
     limited = replace(policy, rate_limit=2, rate_window_s=3600)
@@ -235,39 +239,39 @@ def test_size_token_duplicate_and_rate_limits(
     second = make_bundle(
         tmp_path / "c", manifest(humaneval_sha, model={"name": "org/model", "revision": "r2"})
     )
-    submit(store, second, paths, limited, now=now)
+    submit(store, second, benchmarks, limited, now=now)
     third = make_bundle(
         tmp_path / "d", manifest(humaneval_sha, model={"name": "org/model", "revision": "r3"})
     )
     with pytest.raises(
         SubmissionRejected, match="rate limit: 2 submissions in the last 1 hours"
     ) as caught:
-        submit(store, third, paths, limited, now=now)
+        submit(store, third, benchmarks, limited, now=now)
     assert caught.value.code == "rate_limit"
     assert counts(store) == (2, 2)
     # another submitter is not limited by alice's submissions; alice is again after the window
-    submit(store, third, paths, limited, now=now, token=OTHER)
+    submit(store, third, benchmarks, limited, now=now, token=OTHER)
     fourth = make_bundle(
         tmp_path / "e", manifest(humaneval_sha, model={"name": "org/model", "revision": "r4"})
     )
-    submit(store, fourth, paths, limited, now=now + _dt.timedelta(hours=2))
+    submit(store, fourth, benchmarks, limited, now=now + _dt.timedelta(hours=2))
     assert counts(store) == (4, 4)
 
 
 def _queue(
-    store: Store, tmp_path: Path, paths: Paths, policy: QueuePolicy, sha: str, n: int
+    store: Store, tmp_path: Path, benchmarks: BenchmarkData, policy: QueuePolicy, sha: str, n: int
 ) -> list[str]:
     ids = []
     for index in range(n):
         data = manifest(sha, model={"name": f"model-{index}", "revision": ""})
-        ids.append(submit(store, make_bundle(tmp_path / f"q{index}", data), paths, policy))
+        ids.append(submit(store, make_bundle(tmp_path / f"q{index}", data), benchmarks, policy))
     return ids
 
 
 def test_concurrent_claimers_never_share_a_job(
-    store: Store, tmp_path: Path, paths: Paths, policy: QueuePolicy, humaneval_sha: str
+    store: Store, tmp_path: Path, benchmarks: BenchmarkData, policy: QueuePolicy, humaneval_sha: str
 ) -> None:
-    ids = _queue(store, tmp_path, paths, policy, humaneval_sha, 12)
+    ids = _queue(store, tmp_path, benchmarks, policy, humaneval_sha, 12)
     claimed: dict[str, list[str]] = {}
     errors: list[BaseException] = []
     start = threading.Barrier(4)
@@ -298,9 +302,9 @@ def test_concurrent_claimers_never_share_a_job(
 
 
 def test_an_expired_lease_requeues_the_job_then_gives_up(
-    store: Store, tmp_path: Path, paths: Paths, policy: QueuePolicy, humaneval_sha: str
+    store: Store, tmp_path: Path, benchmarks: BenchmarkData, policy: QueuePolicy, humaneval_sha: str
 ) -> None:
-    (job_id,) = _queue(store, tmp_path, paths, policy, humaneval_sha, 1)
+    (job_id,) = _queue(store, tmp_path, benchmarks, policy, humaneval_sha, 1)
     short = replace(policy, lease_s=60, max_attempts=2)
     now = _dt.datetime.now(_dt.timezone.utc)
     first = claim_job(store, "dead", short, now=now)
@@ -332,9 +336,9 @@ def test_an_expired_lease_requeues_the_job_then_gives_up(
 
 
 def test_queue_position_follows_submission_order(
-    store: Store, tmp_path: Path, paths: Paths, policy: QueuePolicy, humaneval_sha: str
+    store: Store, tmp_path: Path, benchmarks: BenchmarkData, policy: QueuePolicy, humaneval_sha: str
 ) -> None:
-    ids = _queue(store, tmp_path, paths, policy, humaneval_sha, 3)
+    ids = _queue(store, tmp_path, benchmarks, policy, humaneval_sha, 3)
     with store.transaction() as session:
         assert [job_status(session, job_id).position for job_id in ids] == [1, 2, 3]
     claimed = claim_job(store, "w", policy)
@@ -345,9 +349,9 @@ def test_queue_position_follows_submission_order(
 
 
 def test_only_the_owner_or_an_admin_changes_an_entry(
-    store: Store, tmp_path: Path, paths: Paths, policy: QueuePolicy, humaneval_sha: str
+    store: Store, tmp_path: Path, benchmarks: BenchmarkData, policy: QueuePolicy, humaneval_sha: str
 ) -> None:
-    first, second, third = _queue(store, tmp_path, paths, policy, humaneval_sha, 3)
+    first, second, third = _queue(store, tmp_path, benchmarks, policy, humaneval_sha, 3)
     with (
         pytest.raises(PermissionDenied, match="belongs to another submitter"),
         store.transaction() as session,
@@ -380,3 +384,22 @@ def test_only_the_owner_or_an_admin_changes_an_entry(
     with store.transaction() as session:
         assert cancel_job(session, second, TOKEN, policy)
     assert not heartbeat(store, second, "w", policy)
+
+
+@pytest.mark.bwrap
+def test_a_worker_scores_a_queued_job_on_each_database(
+    store: Store, tmp_path: Path, benchmarks: BenchmarkData, policy: QueuePolicy, humaneval_sha: str
+) -> None:
+    from passbench.leaderboard import Worker, WorkerSettings
+
+    (job_id,) = _queue(store, tmp_path, benchmarks, policy, humaneval_sha, 1)
+    settings = WorkerSettings(work_dir=tmp_path / "jobs", policy=policy)
+    outcome = Worker(store, settings, benchmarks.paths).run_once()
+    assert outcome is not None and outcome.state == "scored"
+    with store.transaction() as session:
+        status = job_status(session, job_id)
+        assert (status.state, status.position) == ("scored", None)
+        assert status.pass_at_1 == pytest.approx(2 / 3)  # HumanEval/0's sample is wrong
+        run = session.get(Run, status.run_id)
+        assert run is not None and run.provenance == "verified" and run.model.name == "model-0"
+        assert sorted(task.task_id for task in run.tasks) == sorted(TASKS)

@@ -1,6 +1,6 @@
 """The submission queue: submit a bundle, claim a job, keep it by heartbeats, finish it.
 
-    submit_bundle(session, bundle, token, paths=...) -> Job        checked, then queued
+    submit_bundle(session, bundle, token, benchmarks=BenchmarkData(paths)) -> Job   queued
     job_status(session, job_id) -> JobStatus                       what a submitter sees
     claim_job(store, worker) -> ClaimedJob | None                  queued -> validating
     heartbeat(store, job_id, worker) -> bool                       False: the lease is lost
@@ -34,7 +34,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Table, Update, func, select, update
 from sqlalchemy.orm import Session
 
-from passbench.benchmarks import get_benchmark, load_benchmark
+from passbench.benchmarks import Benchmark, LoadedBenchmark, get_benchmark, load_benchmark
 from passbench.benchmarks.base import check_version
 from passbench.errors import PermissionDenied, SubmissionRejected, UnknownNameError
 from passbench.settings import Paths
@@ -156,12 +156,52 @@ def _may_change(session: Session, submission: Submission, token: str, policy: Qu
 # ---- submitting ------------------------------------------------------------------------------
 
 
+class BenchmarkData:
+    """The benchmark data bundles are checked against, loaded once per (benchmark, version,
+    subset): keep one for the life of the process that takes submissions."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        self._loaded: dict[tuple[str, str, str], tuple[Benchmark, LoadedBenchmark]] = {}
+
+    def get(
+        self, name: str, version: str | None, subset: str, *, where: str
+    ) -> tuple[Benchmark, LoadedBenchmark]:
+        """The benchmark and its data; SubmissionRejected naming `where` for unknown names."""
+        try:
+            benchmark = get_benchmark(name)
+            version = check_version(benchmark, version)
+            if subset not in benchmark.subsets:
+                raise UnknownNameError(
+                    f"unknown subset {subset!r}; choose one of: " + ", ".join(benchmark.subsets),
+                    field="subset",
+                )
+        except UnknownNameError as error:
+            raise SubmissionRejected(
+                error.bare_message, code="format", path=where, field=error.field
+            ) from None
+        key = (name, version, subset)
+        if key not in self._loaded:
+            paths = self.paths
+            loaded = load_benchmark(
+                name,
+                version=version,
+                subset=subset,
+                data_dir=paths.data_dir,
+                cache_dir=paths.cache_dir,
+                mirror=paths.mirror,
+                download=not paths.offline,
+            )
+            self._loaded[key] = (benchmark, loaded)
+        return self._loaded[key]
+
+
 def submit_bundle(
     session: Session,
     bundle: Bundle,
     token: str,
     *,
-    paths: Paths,
+    benchmarks: BenchmarkData,
     policy: QueuePolicy | None = None,
     submitter_name: str | None = None,
     now: _dt.datetime | None = None,
@@ -186,28 +226,11 @@ def submit_bundle(
     if existing is not None:
         return existing
     manifest = bundle.manifest
-    where = f"{bundle.name}/{MANIFEST_NAME}"
-    try:
-        benchmark = get_benchmark(manifest.benchmark)
-        version = check_version(benchmark, policy.dataset_versions.get(manifest.benchmark))
-        if manifest.subset not in benchmark.subsets:
-            raise UnknownNameError(
-                f"unknown subset {manifest.subset!r}; choose one of: "
-                + ", ".join(benchmark.subsets),
-                field="subset",
-            )
-    except UnknownNameError as error:
-        raise SubmissionRejected(
-            error.bare_message, code="format", path=where, field=error.field
-        ) from None
-    loaded = load_benchmark(
+    benchmark, loaded = benchmarks.get(
         manifest.benchmark,
-        version=version,
-        subset=manifest.subset,
-        data_dir=paths.data_dir,
-        cache_dir=paths.cache_dir,
-        mirror=paths.mirror,
-        download=not paths.offline,
+        policy.dataset_versions.get(manifest.benchmark),
+        manifest.subset,
+        where=f"{bundle.name}/{MANIFEST_NAME}",
     )
     check_bundle(
         bundle, benchmark, loaded, task_ids=policy.task_ids, max_samples=policy.max_samples
