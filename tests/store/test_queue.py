@@ -192,8 +192,11 @@ def test_each_bad_bundle_is_refused_with_why_and_stores_nothing(
     message: str,
 ) -> None:
     folder = make_bundle(tmp_path / "b", manifest(humaneval_sha, **changes), samples_text=samples)
-    with pytest.raises(SubmissionRejected) as caught:
-        submit(store, folder, benchmarks, policy)
+    # the session is committed after the refusal: the refusal itself added nothing to it
+    with store.transaction() as session, pytest.raises(SubmissionRejected) as caught:
+        submit_bundle(session, read_bundle(folder), TOKEN, benchmarks=benchmarks, policy=policy)
+    with store.transaction() as session:
+        assert session.scalar(select(func.count()).select_from(Submitter)) == 0
     assert caught.value.code == code
     assert message in str(caught.value)
     assert str(caught.value).startswith("b/"), "the message names the bundle's file"

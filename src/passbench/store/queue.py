@@ -120,12 +120,16 @@ def _aware(moment: _dt.datetime) -> _dt.datetime:
 # ---- identity --------------------------------------------------------------------------------
 
 
-def submitter_for(session: Session, token: str, *, name: str | None = None) -> Submitter:
-    """The submitter a token identifies, registered under `name` on first use."""
+def _check_token(token: str) -> None:
     if len(token) < MIN_TOKEN_LENGTH:
         raise SubmissionRejected(
             f"a token needs at least {MIN_TOKEN_LENGTH} characters", code="token", field="token"
         )
+
+
+def submitter_for(session: Session, token: str, *, name: str | None = None) -> Submitter:
+    """The submitter a token identifies, registered under `name` on first use."""
+    _check_token(token)
     digest = hash_token(token)
     found = session.scalar(select(Submitter).where(Submitter.token_sha256 == digest))
     if found is None:
@@ -208,14 +212,14 @@ def submit_bundle(
 ) -> Job:
     """Check `bundle` and queue it; the job already queued when this bundle was sent before.
 
-    Raises SubmissionRejected (nothing stored) naming the check that refused it: token,
-    size, format (manifest or samples), dataset (version or hash), coverage, duplicate (this
-    model, revision, benchmark, subset and split has an active job) or rate_limit. Reading the
-    bundle and the benchmark data runs no submitted code.
+    Raises SubmissionRejected, having added nothing to the session, naming the check that
+    refused it: token, size, format (manifest or samples), dataset (version or hash),
+    coverage, duplicate (this model, revision, benchmark, subset and split has an active job)
+    or rate_limit. Reading the bundle and the benchmark data runs no submitted code.
     """
     policy = policy or QueuePolicy()
     now = now or utcnow()
-    submitter = submitter_for(session, token, name=submitter_name)
+    _check_token(token)
     if bundle.size > policy.max_bundle_bytes:
         raise SubmissionRejected(
             f"larger than the limit of {policy.max_bundle_bytes} bytes",
@@ -235,8 +239,9 @@ def submit_bundle(
     check_bundle(
         bundle, benchmark, loaded, task_ids=policy.task_ids, max_samples=policy.max_samples
     )
-    _check_rate(session, submitter, policy, now)
+    _check_rate(session, hash_token(token), policy, now)
     _check_duplicate(session, bundle)
+    submitter = submitter_for(session, token, name=submitter_name)
 
     model = model_named(session, manifest.model, manifest.revision)
     model.link = model.link or manifest.link
@@ -261,13 +266,14 @@ def submit_bundle(
 
 
 def _check_rate(
-    session: Session, submitter: Submitter, policy: QueuePolicy, now: _dt.datetime
+    session: Session, token_sha256: str, policy: QueuePolicy, now: _dt.datetime
 ) -> None:
     since = now - _dt.timedelta(seconds=policy.rate_window_s)
     recent = session.scalar(
         select(func.count())
         .select_from(Submission)
-        .where(Submission.submitter_id == submitter.id, Submission.created_at >= since)
+        .join(Submitter, Submission.submitter_id == Submitter.id)
+        .where(Submitter.token_sha256 == token_sha256, Submission.created_at >= since)
     )
     if (recent or 0) >= policy.rate_limit:
         hours = policy.rate_window_s / 3600
