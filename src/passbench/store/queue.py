@@ -388,40 +388,40 @@ def claim_job(
 ) -> ClaimedJob | None:
     """Take the oldest queued job (after expiring silent workers' leases), or None."""
     policy = policy or QueuePolicy()
-    for _ in range(20):  # another claimer won the race for the oldest: try the next one
-        moment = now or utcnow()
+    moment = now or utcnow()
+    with store.transaction() as session:
+        expire_leases(session, policy, moment)
+    oldest = (
+        select(_jobs.c.id)
+        .where(_jobs.c.state == "queued")
+        .order_by(_jobs.c.created_at, _jobs.c.id)
+        .limit(1)
+        .with_for_update(skip_locked=True)  # PostgreSQL: pass jobs other claimers are taking
+        .scalar_subquery()
+    )
+    claim = (
+        update(_jobs)
+        .where(_jobs.c.id == oldest, _jobs.c.state == "queued")
+        .values(
+            state="validating",
+            lease_owner=worker,
+            lease_expires_at=moment + _dt.timedelta(seconds=policy.lease_s),
+            heartbeat_at=moment,
+            attempts=_jobs.c.attempts + 1,
+            reason=None,
+            updated_at=moment,
+        )
+        .returning(_jobs.c.id, _jobs.c.attempts)
+    )
+    queued = select(func.count()).select_from(Job).where(Job.state == "queued")
+    for _ in range(20):
         with store.transaction() as session:
-            expire_leases(session, policy, moment)
-        with store.transaction() as session:
-            oldest = (
-                select(_jobs.c.id)
-                .where(_jobs.c.state == "queued")
-                .order_by(_jobs.c.created_at, _jobs.c.id)
-                .limit(1)
-                .with_for_update(skip_locked=True)
-                .scalar_subquery()
-            )
-            if (
-                session.scalar(select(func.count()).select_from(Job).where(Job.state == "queued"))
-                == 0
-            ):
-                return None
-            won = session.execute(
-                update(_jobs)
-                .where(_jobs.c.id == oldest, _jobs.c.state == "queued")
-                .values(
-                    state="validating",
-                    lease_owner=worker,
-                    lease_expires_at=moment + _dt.timedelta(seconds=policy.lease_s),
-                    heartbeat_at=moment,
-                    attempts=_jobs.c.attempts + 1,
-                    reason=None,
-                    updated_at=moment,
-                )
-                .returning(_jobs.c.id, _jobs.c.attempts)
-            ).first()
+            won = session.execute(claim).first()
             if won is not None:
                 return ClaimedJob(job_id=won.id, worker=worker, attempt=won.attempts)
+            if not session.scalar(queued):
+                return None
+        # another claimer took the oldest between our subquery and our update: try again
     return None
 
 
