@@ -236,6 +236,8 @@ def test_a_killed_worker_s_job_is_finished_by_the_next_with_nothing_lost(
         job = session.get(Job, job_id)
         assert job is not None and job.state == "running" and job.lease_expires_at is not None
         expires = job.lease_expires_at
+        # heartbeats ran while it evaluated: they alone store a running job's log
+        assert job.log is not None and "attempt 1 on worker" in job.log
     # the second worker finds the job once the dead one's lease has expired
     if expires.tzinfo is None:
         expires = expires.replace(tzinfo=_dt.timezone.utc)
