@@ -7,7 +7,9 @@ that refuses.
     PassbenchError
     ├── InputError            bad user input (file, line, field); CLI exit code 2
     │   ├── SampleFileError   a samples file that cannot be read as samples
-    │   └── UnknownNameError  unknown benchmark / split / subset / provider / task id
+    │   ├── UnknownNameError  unknown benchmark / split / subset / provider / task id
+    │   └── SubmissionRejected  a leaderboard bundle refused before queueing, with why
+    ├── PermissionDenied      a token that may not do this (another submitter's entry)
     ├── DatasetError          benchmark data missing, corrupt, or not downloadable
     ├── EnvironmentError_     the evaluation environment is missing or incomplete
     ├── SandboxError          the sandbox itself failed (not the program under test)
@@ -65,6 +67,29 @@ class SampleFileError(InputError):
 
 class UnknownNameError(InputError):
     """An unknown benchmark, split, subset, provider or task id."""
+
+
+class SubmissionRejected(InputError):
+    """A leaderboard submission refused before it was queued; nothing was stored. `code` says
+    which check refused it (format, size, dataset, coverage, duplicate, rate_limit, token)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.code = code
+        super().__init__(message, path=path, line=line, field=field)
+
+
+class PermissionDenied(PassbenchError):
+    """A token that may not do what was asked (change another submitter's entry, admin only)."""
+
+    exit_code = 3
 
 
 class DatasetError(PassbenchError):

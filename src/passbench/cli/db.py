@@ -168,7 +168,8 @@ def _describe(run: Run) -> dict[str, Any]:
 
 @click.group()
 def leaderboard() -> None:
-    """The leaderboard's data: scores published elsewhere, stored as reported."""
+    """The leaderboard: scores published elsewhere (stored as reported), and the workers that
+    score submitted bundles."""
 
 
 @leaderboard.command(name="import-official")
@@ -197,3 +198,95 @@ def import_official(ctx: click.Context, /, file: Path, subset: str | None, **opt
         f"(BigCodeBench {done.subset}) from {file}",
         err=True,
     )
+
+
+@leaderboard.command()
+@db_option
+@click.option(
+    "--backend",
+    type=click.Choice(("local", "remote", "e2b", "ray", "docker", "podman")),
+    help="Where submitted samples run (default: local, bubblewrap on this machine).",
+)
+@click.option("--endpoint", help="The remote backend's URL (http://HOST:PORT/).")
+@click.option("--workers", type=int, help="Concurrent samples (0 = from the cores).")
+@click.option(
+    "--work-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Each job's samples, journal and result files (default: the cache folder's "
+    "leaderboard/jobs). Workers sharing it resume each other's verdicts.",
+)
+@click.option("--lease-s", type=float, help="Lease without a heartbeat, seconds (default 300).")
+@click.option("--poll-s", type=float, help="How often an idle worker looks for a job (default 5).")
+@click.option("--max-attempts", type=int, help="Claims before a job whose workers died fails.")
+@click.option("--tasks", help="Score only these task ids (comma-separated): a small deployment.")
+@click.option(
+    "--min-gt-pass-rate",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Publish no score while fewer canonical solutions than this pass here.",
+)
+@click.option("--once", is_flag=True, help="Handle the queued jobs, then exit (no polling).")
+@click.option("--worker-id", help="This worker's name in leases (default: host:pid:random).")
+@config_option
+@click.pass_context
+def worker(
+    ctx: click.Context,
+    /,
+    tasks: str | None,
+    min_gt_pass_rate: float,
+    once: bool,
+    worker_id: str | None,
+    **options: Any,
+) -> None:
+    """Score queued submissions: claim a job, check the bundle and the environment's ground
+    truth, evaluate the samples in the sandbox, store the run and its pass@1.
+
+    Submitted code runs only through the backend. Kill a worker at any time: its job returns
+    to the queue when the lease expires, and the next worker resumes its finished verdicts.
+    """
+    import signal
+    import threading
+
+    from passbench.evaluate import EvaluateSettings
+    from passbench.leaderboard import Worker, WorkerSettings
+    from passbench.sandbox.base import Limits
+    from passbench.store.queue import QueuePolicy
+
+    store = _open(ctx, "leaderboard", options)
+    resolved = resolve_options(ctx, "leaderboard", options)
+    paths = resolved.paths
+    policy = QueuePolicy(
+        task_ids=tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else None,
+        lease_s=resolved["lease_s"],
+        max_attempts=resolved["max_attempts"],
+        admin_token=resolved["admin_token"],
+    )
+    evaluation = EvaluateSettings(
+        workers=resolved["workers"],
+        limits=Limits(memory_mb=resolved["memory_mb"], tmp_mb=resolved["tmp_mb"]),
+        env_dir=resolved["env_dir"],
+        nltk_data=resolved["nltk_data"],
+        backend=resolved["backend"],
+        endpoint=resolved["endpoint"],
+        image=resolved["image"],
+        ray_address=resolved["ray_address"],
+        token=resolved["token"],
+    )
+    settings = WorkerSettings(
+        work_dir=resolved["work_dir"] or paths.cache_dir / "leaderboard" / "jobs",
+        evaluation=evaluation,
+        policy=policy,
+        poll_s=resolved["poll_s"],
+        min_gt_pass_rate=min_gt_pass_rate,
+        worker_id=worker_id,
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    running = Worker(store, settings, paths, report=lambda line: click.echo(line, err=True))
+    click.echo(f"worker {running.name} on {store.url}", err=True)
+    try:
+        handled = running.run(once=once, stop=stop)
+    finally:
+        store.close()
+    click.echo(f"{handled} jobs handled", err=True)

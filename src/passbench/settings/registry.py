@@ -302,6 +302,59 @@ _DB = _setting(
     env="PASSBENCH_DB",
 )
 
+_EVALUATE_BY_KEY = {setting.key: setting for setting in _EVALUATE}
+
+#: `passbench leaderboard`: the store, the admin token, and how a worker runs jobs (through the
+#: same backends as `evaluate`).
+_LEADERBOARD: tuple[Setting, ...] = (
+    _DB,
+    _setting(
+        "admin_token",
+        "text",
+        None,
+        "The token that may hide or delete any entry (the web app reads it); set it in the "
+        "environment, not in a file others can read.",
+        env="PASSBENCH_ADMIN_TOKEN",
+    ),
+    *(
+        _EVALUATE_BY_KEY[key]
+        for key in (
+            "backend",
+            "endpoint",
+            "image",
+            "ray_address",
+            "token",
+            "workers",
+            "env_dir",
+            "nltk_data",
+            "memory_mb",
+            "tmp_mb",
+        )
+    ),
+    _setting(
+        "work_dir",
+        "path",
+        None,
+        "Where a worker keeps each job's samples, journal and result files (default: the cache "
+        "folder's leaderboard/jobs); workers sharing it resume each other's verdicts.",
+    ),
+    _setting(
+        "lease_s",
+        "number",
+        300.0,
+        "How long a worker holds a job without a heartbeat before it returns to the queue, s.",
+        above=0,
+    ),
+    _setting("poll_s", "number", 5.0, "How often an idle worker looks for a job, s.", above=0),
+    _setting(
+        "max_attempts",
+        "integer",
+        3,
+        "Claims of a job whose workers all died before it is marked failed.",
+        minimum=1,
+    ),
+)
+
 #: Every command's settings besides GLOBAL, by command (the config file's table names).
 COMMANDS: dict[str, tuple[Setting, ...]] = {
     "evaluate": _EVALUATE,
@@ -331,7 +384,7 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
         ),
     ),
     "db": (_DB,),
-    "leaderboard": (_DB,),
+    "leaderboard": _LEADERBOARD,
     "env": (
         _setting(
             "env_dir",

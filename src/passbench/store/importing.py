@@ -86,30 +86,38 @@ def _store_run(
     provenance: str,
 ) -> Imported:
     with store.transaction() as session:
-        found = session.scalar(select(Run).where(Run.content_sha256 == digest))
-        if found is not None:
-            return Imported(
-                path=run.path,
-                run_id=found.id,
-                model=found.model.name,
-                created=False,
-                n_tasks=found.n_tasks,
-                n_samples=found.n_samples,
-                pass_at_1=found.pass_at_1,
-            )
-        row = _run_row(run, counts, digest, provenance)
-        row.model = model_named(session, run.name)
-        session.add(row)
-        session.flush()
+        row, created = add_run(session, run, digest, provenance, counts=counts)
         return Imported(
             path=run.path,
             run_id=row.id,
-            model=run.name,
-            created=True,
+            model=row.model.name,
+            created=created,
             n_tasks=row.n_tasks,
             n_samples=row.n_samples,
             pass_at_1=row.pass_at_1,
         )
+
+
+def add_run(
+    session: Session,
+    run: RunResults,
+    digest: str,
+    provenance: str,
+    *,
+    model: Model | None = None,
+    counts: Mapping[str, tuple[int, int]] | None = None,
+) -> tuple[Run, bool]:
+    """The run stored under `digest` in `session` (flushed, so it has its id), and whether it
+    is new. `model`: the model it belongs to (default: the one the file names, revision "");
+    a leaderboard worker passes the submission's."""
+    found = session.scalar(select(Run).where(Run.content_sha256 == digest))
+    if found is not None:
+        return found, False
+    row = _run_row(run, counts if counts is not None else run.counts(), digest, provenance)
+    row.model = model if model is not None else model_named(session, run.name)
+    session.add(row)
+    session.flush()
+    return row, True
 
 
 def model_named(session: Session, name: str, revision: str = "") -> Model:

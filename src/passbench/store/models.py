@@ -4,7 +4,7 @@ What the leaderboard is built on (docs/leaderboard.md):
 
     models ──< runs ──< task_results ──< sample_verdicts      verified / imported: re-executable
        │         ▲
-       │         └── jobs >── submissions >── submitters       the queue (filled by later parts)
+       │         └── jobs >── submissions >── submitters       the queue (store/queue.py)
        └──< reported_scores >── reported_sources               what the public leaderboard says
 
 A *run* is one evaluation whose per-sample verdicts we hold: imported from result files
@@ -31,6 +31,7 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -271,13 +272,21 @@ class Submission(Base):
     subset: Mapped[str] = mapped_column(String(32))
     created_at: Mapped[_dt.datetime] = mapped_column(default=utcnow, server_default=func.now())
     hidden: Mapped[bool] = mapped_column(default=False, server_default=false())  # by an admin
+    #: The bundle's manifest.json, parsed (store/bundle.py): generation settings, versions...
+    manifest: Mapped[dict[str, Any] | None]
+    #: The bundle's samples file, gzip-compressed, as submitted: what the worker evaluates
+    #: (kept in the store so a worker on any machine can run the job).
+    samples_gz: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+    submitter: Mapped[Submitter | None] = relationship()
+    model: Mapped[Model] = relationship()
 
 
 class Job(Base):
     """A submission's trip through the queue. Its id is the bundle's content hash, so the same
-    bundle submitted twice is one job. Made for the worker (a later part): it claims a job by
-    one conditional UPDATE (state and lease expiry checked in its WHERE clause, so two workers
-    never both win), keeps it by heartbeats, and a lease that expires returns it to the queue."""
+    bundle submitted twice is one job. A worker claims a job by one conditional UPDATE (its
+    state checked in the WHERE clause, so two workers never both win), keeps it by heartbeats,
+    and a lease that expires returns it to the queue (store/queue.py)."""
 
     __tablename__ = "jobs"
     __table_args__ = (CheckConstraint(_one_of("state", JOB_STATES), name="state"),)
@@ -298,3 +307,6 @@ class Job(Base):
     updated_at: Mapped[_dt.datetime] = mapped_column(
         default=utcnow, onupdate=utcnow, server_default=func.now()
     )
+
+    submission: Mapped[Submission] = relationship()
+    run: Mapped[Run | None] = relationship()

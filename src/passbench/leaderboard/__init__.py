@@ -1,0 +1,10 @@
+"""The leaderboard's workers: queued submissions scored through an execution backend.
+
+The queue itself (submit, claim, lease, status, ownership) is passbench.store.queue; the bundle
+format is passbench.store.bundle; this package composes them with the evaluate stage, as
+pipeline.py composes the stages of a run.
+"""
+
+from passbench.leaderboard.worker import JobOutcome, Worker, WorkerSettings
+
+__all__ = ["JobOutcome", "Worker", "WorkerSettings"]
