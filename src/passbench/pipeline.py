@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from passbench.benchmarks.multiple import LANGUAGES
 from passbench.errors import InputError, SampleFileError
 from passbench.evaluate import EvaluateSettings, EvaluationOutcome, Evaluator
 from passbench.progress import NullProgress, Progress
@@ -43,7 +44,8 @@ from passbench.providers.registry import official_name_suffix
 from passbench.records import Completion, Prompt, Task
 from passbench.results import load_results
 from passbench.samplefile import sample_file_stem
-from passbench.sanitize import sanitize
+from passbench.sanitize import SanitizeResult, sanitize
+from passbench.sanitize.foreign import sanitize_foreign
 from passbench.settings import Paths
 
 #: What the official generate appends to the sample file's name.
@@ -180,11 +182,28 @@ def _task_code(task: Task, split: str) -> str:
     return task.prompts["complete"] if split == "complete" else task.code_prompt
 
 
+def sanitize_task_answer(answer: str, task: Task, split: str) -> SanitizeResult:
+    """The program a raw answer to `task` stands for: Python's sanitizer for the Python
+    benchmarks; for a MultiPL-E task (its `language` metadata), the language's fenced code
+    shaped as prompt + completion, so the tests that follow it find one definition."""
+    prompt = _task_code(task, split)
+    language = LANGUAGES.get(str(task.metadata.get("language", "")))
+    if language is None:
+        return sanitize(answer, task.entry_point, prompt=prompt)
+    return sanitize_foreign(
+        answer,
+        language=language.key,
+        fence_names=language.fence_names,
+        entry_point=task.entry_point,
+        prompt=prompt,
+    )
+
+
 def sanitized_row(raw_row: Mapping[str, Any], task: Task, split: str) -> dict[str, Any]:
     """The sanitized-file line for one raw line: `solution` first, the raw answer kept, and
     `sanitize_error` when no usable definition of the entry point was found."""
     answer = str(raw_row["raw_solution"])
-    result = sanitize(answer, task.entry_point, prompt=_task_code(task, split))
+    result = sanitize_task_answer(answer, task, split)
     row: dict[str, Any] = {"task_id": raw_row["task_id"], "solution": result.code}
     row.update({key: value for key, value in raw_row.items() if key != "task_id"})
     if not result.ok:

@@ -186,6 +186,36 @@ def test_more_tasks_known_good_pass_known_bad_fail(sandbox: Sandbox, key: str) -
         assert bad.category == ErrorCategory.ASSERTION_FAILED, (task_id, bad.reason)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("key", sorted(LANGUAGES))
+def test_chat_answers_pass_in_the_sandbox(sandbox: Sandbox, key: str) -> None:
+    """Chat answers, sanitized as `passbench sanitize` does, become programs with one
+    definition of the function that build and pass; a wrong one fails on its assertions."""
+    from tests.sanitize import chat_answers
+
+    from passbench.pipeline import sanitize_task_answer
+
+    benchmark, task = _benchmark(key), _task(key)
+    answers = {
+        "full": chat_answers.FULL[key],
+        "body": chat_answers.BODY[key],
+        "several": chat_answers.SEVERAL[key],
+        "unfenced": chat_answers.UNFENCED[key],
+        "wrong": chat_answers.WRONG_FULL[key],
+    }
+    programs = []
+    for name, answer in answers.items():
+        sanitized = sanitize_task_answer(answer, task, "complete")
+        assert sanitized.ok, (name, sanitized.reason)
+        limit = benchmark.default_timeout_s
+        programs.append(benchmark.program(task, sanitized.code, key=name, timeout_s=limit))
+    results = _run(sandbox, programs)
+    for name in ("full", "body", "several", "unfenced"):
+        assert results[name].status == "pass", (name, results[name].reason)
+    assert results["wrong"].status == "fail"
+    assert results["wrong"].category == ErrorCategory.ASSERTION_FAILED, results["wrong"].reason
+
+
 def test_env_check_reports_a_missing_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 

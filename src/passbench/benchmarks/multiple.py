@@ -183,7 +183,10 @@ def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task
                 code_prompt=prompt,
                 test=record.text("test"),
                 canonical_solution="",
-                metadata={"source": "mbpp" if task_id.startswith("mbpp_") else "humaneval"},
+                metadata={
+                    "source": "mbpp" if task_id.startswith("mbpp_") else "humaneval",
+                    "language": language.key,  # the sanitizer reads chat answers by it
+                },
             )
         )
     return tuple(tasks)

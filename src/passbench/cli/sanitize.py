@@ -37,6 +37,7 @@ from passbench.cli.options import (
     version_option,
 )
 from passbench.errors import SampleFileError
+from passbench.pipeline import sanitize_task_answer
 from passbench.records import Task
 from passbench.samplefile import (
     SampleIndexes,
@@ -45,7 +46,6 @@ from passbench.samplefile import (
     write_jsonl_atomic,
 )
 from passbench.sanitize import SanitizeResult
-from passbench.sanitize import sanitize as sanitize_answer
 from passbench.sanitize import syncheck as check_syntax
 from passbench.settings import Resolved
 
@@ -269,19 +269,13 @@ def _read_raw(path: Path, bench: Benchmark, loaded: LoadedBenchmark) -> Iterator
         raise SampleFileError("file is empty; expected one JSON object per line", path=path)
 
 
-def _sanitize_one(job: tuple[str, str, str]) -> SanitizeResult:
-    answer, entry_point, prompt = job
-    return sanitize_answer(answer, entry_point, prompt=prompt)
-
-
-def _task_code(task: Task, split: str) -> str:
-    """The code the model was given: the Complete prompt (docstring included) for the complete
-    split, else the code prompt the Instruct prompt quotes."""
-    return task.prompts["complete"] if split == "complete" else task.code_prompt
+def _sanitize_one(job: tuple[str, Task, str]) -> SanitizeResult:
+    answer, task, split = job
+    return sanitize_task_answer(answer, task, split)
 
 
 def _sanitize_all(raws: list[_Raw], split: str, jobs: int) -> list[SanitizeResult]:
-    work = [(raw.answer, raw.task.entry_point, _task_code(raw.task, split)) for raw in raws]
+    work = [(raw.answer, raw.task, split) for raw in raws]
     with RichProgress() as progress:
         progress.start(len(work), "sanitize")
         if jobs == 1 or len(work) < _PARALLEL_FROM:
