@@ -264,6 +264,9 @@ def test_evaluate_samples_end_to_end(tmp_path: Path) -> None:
     verdicts = json.loads((tmp_path / "js_eval_results.json").read_text())["eval"]
     statuses = [entry["status"] for entry in verdicts["HumanEval_53_add"]]
     assert statuses == ["pass", "fail", "fail", "timeout"]
+    # MultiPL-E's own status is kept beside ours (inspect counts it per language)
+    kept = [entry["multipl_e_status"] for entry in verdicts["HumanEval_53_add"]]
+    assert kept == ["OK", "Exception", "Exception", "Timeout"]
     # deduplicated by content: the repeated program ran once, its verdict copied
     first, again = verdicts["HumanEval_53_add"][1:3]
     assert first["duration_s"] == again["duration_s"] and first["wall_s"] == again["wall_s"]

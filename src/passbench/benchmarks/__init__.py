@@ -48,6 +48,19 @@ def benchmark_names() -> tuple[str, ...]:
     return tuple(_FACTORIES)
 
 
+def benchmark_language(name: str | None) -> str:
+    """The language a benchmark's programs are written in, as reports show it: the MultiPL-E
+    language's title ("JavaScript", "C++", ...) for `multipl-e-*`, "Python" for the others
+    (and for results that do not name their benchmark: every official file is Python's)."""
+    if name and name.startswith("multipl-e-"):
+        from passbench.benchmarks.multiple import LANGUAGES
+
+        language = LANGUAGES.get(name.removeprefix("multipl-e-"))
+        if language is not None:
+            return language.title
+    return "Python"
+
+
 def get_benchmark(name: str) -> Benchmark:
     """The benchmark registered as `name`; UnknownNameError listing the valid names otherwise."""
     require_name("benchmark", name, benchmark_names(), field="benchmark")
@@ -91,6 +104,7 @@ __all__ = [
     "LoadedBenchmark",
     "Phase",
     "ResolvedFile",
+    "benchmark_language",
     "benchmark_names",
     "check_split",
     "check_subset",

@@ -17,6 +17,7 @@ from passbench.report.exports import (
     detail_markdown,
     inspection_dict,
     inspection_markdown,
+    languages_markdown,
     tasks_csv,
     to_json,
 )
@@ -86,7 +87,7 @@ def data_flags(command: F) -> F:
 
 
 @click.command()
-@click.argument("results", type=click.Path(path_type=Path))
+@click.argument("results", type=click.Path(path_type=Path), nargs=-1, required=True)
 @click.option(
     "--pass-at-k",
     "pass_at_k_file",
@@ -129,7 +130,7 @@ def data_flags(command: F) -> F:
 def inspect(
     ctx: click.Context,
     /,
-    results: Path,
+    results: tuple[Path, ...],
     pass_at_k_file: Path | None,
     output_format: str,
     output: Path | None,
@@ -143,11 +144,21 @@ def inspect(
 
     pass@k with confidence intervals, failures by category, scores by domain and library, the
     Hard subset, and every task's verdicts. Reads stored results only: nothing is re-run.
+    Several RESULTS: the runs with their language and, when they are in more than one
+    language, pass@1, counts and MultiPL-E's statuses by language.
     """
     resolved = resolve_options(ctx, "inspect", flags)
     options = scoring_options(resolved)
     limit: int = resolved["limit"]
-    run = load_results(results, pass_at_k_file)
+    if len(results) > 1:
+        if task_id or status or category or lib or pass_at_k_file:
+            raise InputError(
+                "--task, --status, --category, --lib and --pass-at-k read one RESULTS file",
+                field="RESULTS",
+            )
+        _several(results, output_format, output)
+        return
+    run = load_results(results[0], pass_at_k_file)
     catalog = load_catalog(
         run.benchmark, resolved["dataset_version"] or run.dataset_version, data_settings(resolved)
     )
@@ -192,6 +203,33 @@ def inspect(
         from passbench.report.terminal import inspection_view
 
         _print(inspection_view(inspection, rows, limit=limit, filtered=filtered), output)
+
+
+def _several(paths: tuple[Path, ...], output_format: str, output: Path | None) -> None:
+    """Several runs: the list with languages, and the breakdown by language."""
+    from passbench.report.languages import language_breakdown, languages_dict, run_rows
+
+    runs = [load_results(path) for path in paths]
+    rows, scores = run_rows(runs), language_breakdown(runs)
+    if output_format == "json":
+        _emit(to_json(languages_dict(rows, scores)), output)
+    elif output_format == "markdown":
+        _emit(languages_markdown(rows, scores), output)
+    elif output_format == "html":
+        from passbench.report.html import render_languages_report
+
+        target = output or paths[0].with_name("languages_report.html")
+        target.write_text(render_languages_report(rows, scores), encoding="utf-8")
+        click.echo(f"wrote {target}")
+    elif output_format == "table":
+        from passbench.report.terminal import languages_view
+
+        _print(languages_view(rows, scores), output)
+    else:
+        raise InputError(
+            f"several RESULTS are shown as table, json, markdown or html, not {output_format}",
+            field="--format",
+        )
 
 
 def _emit(text: str, output: Path | None) -> None:

@@ -48,10 +48,14 @@ def load_catalog(
             hard = frozenset(task.task_id for task in loader.load(version, "hard", data=data))
     except (DatasetError, UnknownNameError) as error:
         return TaskCatalog(note=f"{benchmark} {version or ''} data not available offline ({error})")
+    # MultiPL-E has no reference solutions: its reports show none
+    with_reference = getattr(loader, "has_reference", True)
     return TaskCatalog(
         tasks={task.task_id: task for task in loaded},
         hard_ids=hard,
-        canonical={task.task_id: loader.canonical_code(task) for task in loaded},
+        canonical={task.task_id: loader.canonical_code(task) for task in loaded}
+        if with_reference
+        else {},
         version=loaded.version,
         sha256=loaded.sha256,
         source=str(loaded.source.path),
