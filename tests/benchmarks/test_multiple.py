@@ -186,6 +186,29 @@ def test_more_tasks_known_good_pass_known_bad_fail(sandbox: Sandbox, key: str) -
         assert bad.category == ErrorCategory.ASSERTION_FAILED, (task_id, bad.reason)
 
 
+@pytest.mark.parametrize("key", sorted(LANGUAGES))
+def test_every_task_round_trips_through_the_chat_sanitizer(key: str) -> None:
+    """On every task: the entry point is the function the prompt opens (Java's camelCase
+    name), and a chat answer repeating the prompt's whole function gives back the program a
+    completion gives (prompt + body, shaped for the tests)."""
+    from passbench.pipeline import sanitize_task_answer
+
+    benchmark = _benchmark(key)
+    closing = {"js": "", "cpp": "\n}", "java": "\n    }\n}", "rs": "\n}", "lua": ""}[key]
+    fence = LANGUAGES[key].fence_names[0]
+    tasks = benchmark.load(data=DataSettings(data_dir=DATA_DIR, download=False))
+    for task in tasks:
+        prompt = task.prompts["complete"]
+        assert prompt.rstrip().split("\n")[-1].count(task.entry_point + "(") == 1, task.task_id
+        program = benchmark.solution_from_completion(task, GOOD[key])
+        answer = f"Sure:\n```{fence}\n{program}{closing}\n```\nDone."
+        chat = sanitize_task_answer(answer, task, "complete")
+        assert chat.ok and chat.code.rstrip() == program.rstrip(), task.task_id
+        completion = sanitize_task_answer(program, task, "complete")
+        assert completion.code.rstrip() == program.rstrip(), task.task_id
+    assert _task("java", "HumanEval_0_has_close_elements").entry_point == "hasCloseElements"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(LANGUAGES))
 def test_chat_answers_pass_in_the_sandbox(sandbox: Sandbox, key: str) -> None:

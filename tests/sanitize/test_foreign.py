@@ -213,3 +213,19 @@ def test_a_direct_completion_is_left_as_it_is(key: str) -> None:
 def test_empty_answer() -> None:
     result = _sanitize("lua", "  \n")
     assert not result.ok and result.reason == "empty answer"
+
+
+@pytest.mark.parametrize("key", sorted(LANGUAGES))
+def test_long_answers_cost_linear_time(key: str) -> None:
+    """Prose and code of 60 kB each take well under a second (a definition pattern spanning
+    lines of words once took 30 s on the prose)."""
+    import time
+
+    prose = "alpha beta gamma delta\n" * 2600
+    code = {
+        "lua": "local function add(x, y)\n" + "  if x then x = [[a]] end\n" * 2400 + "end\n",
+    }.get(key, "long add(long x, long y) {\n" + "    x = x + 'a' + \"}\";\n" * 2400 + "}\n")
+    for answer in (prose, code, f"```\n{prose}```\n```\n{code}```"):
+        started = time.perf_counter()
+        _sanitize(key, answer)
+        assert time.perf_counter() - started < 1.5

@@ -15,6 +15,7 @@ there is no ground truth to check (`has_reference = False`).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -151,6 +152,18 @@ def truncate_at_stop(completion: str, stop_tokens: Iterable[str]) -> str:
     return completion[:cut]
 
 
+_SIGNATURE = re.compile(r"(\w+)\s*(?:<[^()]*>)?\s*\(")
+
+
+def signature_name(prompt: str) -> str | None:
+    """The name of the function a MultiPL-E prompt opens: on its last line (`function add(x,
+    y){`, `long add(long x, long y) {`, `fn add<T>(...)`, `local function add(x, y)`), the
+    identifier before the first parenthesis."""
+    lines = [line for line in prompt.split("\n") if line.strip()]
+    match = _SIGNATURE.search(lines[-1]) if lines else None
+    return match.group(1) if match else None
+
+
 def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task, ...]:
     """Tasks of one MultiPL-E JSON file (an array of {task_id, prompt, test, language})."""
     try:
@@ -172,8 +185,11 @@ def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task
         if record.text("language") != language.key:
             raise record.error("language", f"expected '{language.key}'")
         prompt = record.text("prompt")
-        # "HumanEval_0_has_close_elements" / "mbpp_809_check_smaller": the name after the number
-        entry_point = task_id.split("_", 2)[2] if task_id.count("_") >= 2 else task_id
+        # the function the prompt opens (Java's is camelCase: hasCloseElements; HumanEval_23_strlen
+        # is string_length); else the name after the number in the id
+        entry_point = signature_name(prompt) or (
+            task_id.split("_", 2)[2] if task_id.count("_") >= 2 else task_id
+        )
         tasks.append(
             Task(
                 benchmark=benchmark,

@@ -54,12 +54,9 @@ def _definition(language: str, name: str) -> re.Pattern[str]:
             r"(?:async\b[ \t]*)?(?:function\b|\([^()]*\)[ \t]*=>|\w+[ \t]*=>)"
         )
     elif language == "cpp":
-        # a return type, the name, parameters, then `{` before any `;` (not a declaration)
-        pattern = (
-            r"^[ \t]*(?:template[ \t]*<[^;{}]*>\s*)?"
-            r"(?:[\w:<>,*&\[\]]+[ \t\n]+|[\w:<>,*&]*[*&][ \t]*)+"
-            rf"(?:\w+::)?{n}[ \t]*\([^;{{}}]*\)[^;{{}}]*\{{"
-        )
+        # only the name and its parenthesis; `_cpp_starts` checks the rest without a regex
+        # (a pattern spanning lines of words backtracks quadratically on prose)
+        pattern = rf"\b{n}[ \t]*\("
     elif language == "java":
         pattern = (
             r"^[ \t]*(?:@\w+[ \t\n]+)*(?:(?:public|private|protected|static|final|synchronized)"
@@ -93,15 +90,17 @@ _CODE_START = {
 _LUA_OPENERS = frozenset({"function", "if", "do", "repeat"})
 _LUA_CLOSERS = frozenset({"end", "until"})
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_LUA_LONG = re.compile(r"\[(=*)\[")
+_RUST_CHAR = re.compile(r"'(?:\\.[^'\n]*|[^\\'\n])'")
 
 
 def _skip_lua_long(code: str, index: int) -> int | None:
     """After a Lua long bracket ([[ ... ]], [==[ ... ]==]) opening at `index`, or None."""
-    match = re.match(r"\[(=*)\[", code[index:])
+    match = _LUA_LONG.match(code, index)
     if match is None:
         return None
     close = "]" + match.group(1) + "]"
-    end = code.find(close, index + match.end())
+    end = code.find(close, match.end())
     return len(code) if end < 0 else end + len(close)
 
 
@@ -145,7 +144,7 @@ def _is_char_literal(code: str, index: int, language: str) -> bool:
     """A `'` in Rust starts a char literal, unless it is a lifetime (`'a`, `'static`)."""
     if language != "rs":
         return True
-    return re.match(r"'(?:\\.[^']*|[^\\'\n])'", code[index:]) is not None
+    return _RUST_CHAR.match(code, index) is not None
 
 
 def span_end(code: str, start: int, language: str) -> int | None:
@@ -226,11 +225,52 @@ class _Found:
     end: int | None  # None: not closed before the code ended
 
 
+_CPP_TYPE = re.compile(r"(?:template[ \t]*<[^;{}\n]*>[ \t]*)?[\w:<>,*&\[\] \t]*")
+_NOT_A_TYPE = frozenset({"return", "else", "case", "new", "delete", "throw", "co_return"})
+
+
+def _cpp_start(code: str, name_at: int) -> int | None:
+    """The start of the line of a C++ function definition whose name is at `name_at`: a
+    return type before it (on its line, or alone on the line above), its parameters, then `{`
+    before any `;`. None for a call, a declaration or an expression."""
+    line_start = code.rfind("\n", 0, name_at) + 1
+    prefix = code[line_start:name_at]
+    if not prefix.strip() and line_start > 0:  # `long\nadd(...)`: the type on the line above
+        line_start = code.rfind("\n", 0, line_start - 1) + 1
+        prefix = code[line_start:name_at].replace("\n", " ")
+    words = prefix.split()
+    if not words or words[0] in _NOT_A_TYPE or not _CPP_TYPE.fullmatch(prefix):
+        return None
+    depth = 0
+    index = code.index("(", name_at)
+    while index < len(code):
+        char = code[index]
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        elif char in ";{}":
+            return None
+        index += 1
+    after = index + 1
+    brace, semicolon = code.find("{", after), code.find(";", after)
+    if brace < 0 or (0 <= semicolon < brace) or "}" in code[after:brace]:
+        return None
+    return line_start
+
+
 def _find(code: str, language: str, name: str) -> list[_Found]:
     """Every definition of `name` in `code`, outermost first, skipping nested ones."""
     found: list[_Found] = []
     for match in _definition(language, name).finditer(code):
-        start = match.start()
+        start: int | None = match.start()
+        if language == "cpp":
+            start = _cpp_start(code, match.start())
+            if start is None:
+                continue
+        assert start is not None
         if code[start] == "\n":
             start += 1
         if found and (found[-1].end is None or start < found[-1].end):
