@@ -263,3 +263,16 @@ def test_syncheck_all_good(
     out = capsys.readouterr().out
     assert "Every task has samples." in out
     assert "All 164 samples parse." in out
+
+
+def test_syncheck_does_not_parse_multiple_programs_as_python(
+    tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not (data_dir / "multipl-e").is_dir():
+        pytest.skip(f"MultiPL-E data not found in {data_dir}")
+    samples = write(
+        tmp_path / "js.jsonl", [{"task_id": "HumanEval_53_add", "completion": "  return x;\n}\n"}]
+    )
+    run(["syncheck", "--samples", str(samples), "-b", "multipl-e-js"], data_dir)
+    out = capsys.readouterr().out
+    assert "do not parse" not in out and "not parsed here" in out
