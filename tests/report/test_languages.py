@@ -39,8 +39,9 @@ def test_breakdown_counts_pass_at_1_and_multiple_statuses(tmp_path: Path) -> Non
 
 
 def test_runs_of_one_language_are_pooled(tmp_path: Path) -> None:
-    first = write_js(tmp_path / "a" if (tmp_path / "a").mkdir() is None else tmp_path)
-    second = write_js(tmp_path / "b" if (tmp_path / "b").mkdir() is None else tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = write_js(tmp_path / "a"), write_js(tmp_path / "b")
     (score,) = language_breakdown([load_results(first), load_results(second)])
     assert (score.runs, score.tasks, score.samples) == (2, 4, 8)
     assert score.statuses["OK"] == 6
