@@ -30,23 +30,37 @@ ARG ENVIRONMENTS="bigcodebench"
 ARG PASSBENCH_VERSION=""
 ARG PYTHON_VERSION=""
 ARG BIGCODEBENCH_LOCK_SHA256=""
+# MultiPL-E's toolchains (MULTIPLE=1; `passbench image build --with-multipl-e` passes all three
+# from the language table in benchmarks/multiple.py; these defaults are the same, for hand builds)
+ARG MULTIPLE=""
+ARG MULTIPLE_PACKAGES="nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit"
+ARG MULTIPLE_TOOLS="node g++ javac java /usr/share/java/javatuples.jar rustc lua5.3 /usr/share/lua/5.3/luaunit.lua"
 
 # bubblewrap isolates each sample inside the container; the rest is what BigCodeBench's programs
-# run (evalenv/apt-packages.txt) and what building its lock compiles (g++). Only missing packages
-# are installed, so a base that has them builds without a Debian mirror.
+# run (evalenv/apt-packages.txt) and what building its lock compiles (g++), and with MULTIPLE=1
+# MultiPL-E's toolchains, each checked where the sandbox looks (its PATH). Only missing packages
+# are installed, so a base that has them builds without a Debian mirror. (The JDK's post-install
+# links its man pages, whose folder slim images lack: it is made first.)
 COPY src/passbench/evalenv/apt-packages.txt /tmp/apt-packages.txt
 RUN set -eu; \
     wanted="bubblewrap"; \
     if [ -n "$ENVIRONMENTS" ]; then \
       wanted="$wanted $(grep -v '^#' /tmp/apt-packages.txt | grep -v '^python3\.11' | tr '\n' ' ') libtk8.6"; \
     fi; \
+    if [ -n "$MULTIPLE" ]; then wanted="$wanted $MULTIPLE_PACKAGES"; mkdir -p /usr/share/man/man1; fi; \
     missing=""; \
     for p in $wanted; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done; \
     if [ -n "$missing" ]; then \
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
       && rm -rf /var/lib/apt/lists/*; \
     fi; \
-    rm /tmp/apt-packages.txt
+    rm /tmp/apt-packages.txt; \
+    if [ -n "$MULTIPLE" ]; then \
+      for tool in $MULTIPLE_TOOLS; do \
+        case "$tool" in /*) test -e "$tool" ;; *) PATH=/usr/local/bin:/usr/bin:/bin command -v "$tool" >/dev/null ;; esac \
+        || { echo "MultiPL-E toolchain incomplete: $tool missing" >&2; exit 1; }; \
+      done; \
+    fi
 
 # a user of its own: the agent never runs as root (uid fixed so hosts can reason about it)
 RUN useradd --uid 10001 --user-group --home-dir /home/passbench --create-home passbench
@@ -85,7 +99,8 @@ LABEL org.opencontainers.image.title="passbench runner" \
       org.passbench.version="${PASSBENCH_VERSION}" \
       org.passbench.python_version="${PYTHON_VERSION}" \
       org.passbench.environments="${ENVIRONMENTS}" \
-      org.passbench.env.bigcodebench.lock_sha256="${BIGCODEBENCH_LOCK_SHA256}"
+      org.passbench.env.bigcodebench.lock_sha256="${BIGCODEBENCH_LOCK_SHA256}" \
+      org.passbench.toolchains="${MULTIPLE:+js cpp java rs lua}"
 
 USER passbench
 WORKDIR /home/passbench

@@ -1,9 +1,13 @@
-"""HumanEval+ evaluation speed: passbench against EvalPlus 0.3.1, same files, same machine.
+"""HumanEval+ or MBPP+ evaluation speed: passbench against EvalPlus 0.3.1, same files, same
+machine, in the same run.
 
-    python benchmarks/evalplus_speed.py --baseline-venv VENV [--checkset DIR] [--repeat N]
+    python benchmarks/evalplus_speed.py --baseline-venv VENV [--dataset humaneval|mbpp]
+        [--checkset DIR] [--repeat N] [--limit N]
 
-Two sample files of 164 samples (one per task), each evaluated by both tools with their
-default parallelism (EvalPlus: half the cores; passbench: from the cores and memory):
+Two sample files of one sample per task (164 for HumanEval+, 378 for MBPP+), each evaluated by
+both tools with their default parallelism (EvalPlus: half the cores; passbench: from the cores
+and memory): `evalplus.evaluate --dataset humaneval|mbpp` and `passbench evaluate --benchmark
+humanevalplus|mbppplus`.
 
 - `canonical`: every task's canonical solution;
 - `model-like`: a mix drawn from the check set (benchmarks/evalplus_checkset.py) the way a
@@ -14,7 +18,13 @@ Each tool runs `warm` (its expected outputs and timings already cached, the ever
 after one `cold` run (caches empty: EvalPlus computes its ground truth, passbench its expected
 outputs). Runs alternate between the tools so that machine noise hits both. The result is
 benchmarks/results/evalplus-speed.json with wall and CPU seconds, the load from other work
-during each run, and the ratio passbench / EvalPlus (below 1: passbench is faster).
+during each run, and the ratio passbench / EvalPlus (below 1: passbench is faster);
+benchmarks/results/evalplus-speed-mbpp.json for MBPP+.
+
+The check set is built when its folder does not exist (into this run's folder; it is
+deterministic). `--limit N` keeps the first N tasks only, for a smoke run that proves the
+script works: both tools then read a dataset file of those N tasks (EvalPlus insists on a
+sample for every task of its dataset), so its figures are not comparable with a full run's.
 """
 
 from __future__ import annotations
@@ -38,7 +48,8 @@ from _common import (
     write_result,
 )
 from _passbench import default_command
-from evalplus_agreement import DEFAULT_CHECKSET, uncompressed
+from evalplus_agreement import DATASETS, DEFAULT_CHECKSET, uncompressed
+from evalplus_checkset import build as build_checkset
 
 #: The model-like file: of every ten tasks, this many get a sample of each kind.
 MIX = (
@@ -49,11 +60,13 @@ MIX = (
 )
 
 
-def sample_files(checkset: Path, folder: Path) -> dict[str, Path]:
+def sample_files(checkset: Path, folder: Path, limit: int | None = None) -> dict[str, Path]:
     rows = [json.loads(line) for line in (checkset / "checkset.jsonl").read_text().splitlines()]
     families = json.loads((checkset / "families.json").read_text())
     by_task: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for family, row in zip(families, rows, strict=True):
+        if limit is not None and row["task_id"] not in by_task and len(by_task) >= limit:
+            continue
         by_task[row["task_id"]].setdefault(family, row)
     plan = [family for family, count in MIX for _ in range(count)]
     canonical, mixed = [], []
@@ -68,42 +81,68 @@ def sample_files(checkset: Path, folder: Path) -> dict[str, Path]:
     return files
 
 
-def evalplus_argv(venv: Path, samples: Path) -> list[str]:
+def evalplus_argv(venv: Path, samples: Path, dataset: str = "humaneval") -> list[str]:
     return [
         str(venv / "bin" / "evalplus.evaluate"),
         "--dataset",
-        "humaneval",
+        dataset,
         "--samples",
         str(samples),
         "--i-just-wanna-run",
     ]
 
 
-def passbench_argv(samples: Path, output: Path) -> list[str]:
-    return [
+def passbench_argv(
+    samples: Path, output: Path, dataset: str = "humaneval", dataset_path: Path | None = None
+) -> list[str]:
+    argv = [
         *default_command(),
         "evaluate",
         "--benchmark",
-        "humanevalplus",
+        DATASETS[dataset][3],
         "--samples",
         str(samples),
         "--output-dir",
         str(output),
         "--no-resume",
     ]
+    if dataset_path is not None:
+        argv += ["--dataset-path", str(dataset_path)]
+    return argv
+
+
+def first_tasks(dataset: str, limit: int, folder: Path) -> Path:
+    """The dataset's first `limit` tasks as plain JSONL, for both tools (a smoke run)."""
+    lines = uncompressed(dataset).read_text(encoding="utf-8").splitlines(keepends=True)
+    path = folder / f"first-{limit}-{DATASETS[dataset][1]}"
+    path.write_text("".join(lines[:limit]), encoding="utf-8")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline-venv", type=Path, required=True)
-    parser.add_argument("--checkset", type=Path, default=DEFAULT_CHECKSET)
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="humaneval")
+    parser.add_argument("--checkset", type=Path, help=f"default: {DEFAULT_CHECKSET} (+ -mbpp)")
     parser.add_argument("--repeat", type=int, default=1, help="warm runs per tool and file")
+    parser.add_argument(
+        "--limit", type=int, help="only the first N tasks: a smoke run, not a measurement"
+    )
     args = parser.parse_args(argv)
+    dataset: str = args.dataset
+    suffix = "" if dataset == "humaneval" else f"-{dataset}"
+    result_name = f"evalplus-speed{suffix}" + (f"-limit{args.limit}" if args.limit else "")
 
-    folder = run_dir("evalplus-speed")
-    files = sample_files(args.checkset, folder)
+    folder = run_dir(result_name)
+    checkset = args.checkset or DEFAULT_CHECKSET.with_name(DEFAULT_CHECKSET.name + suffix)
+    if not (checkset / "checkset.jsonl").is_file():
+        checkset = folder / "checkset"
+        print(f"building the {dataset} check set in {checkset}", flush=True)
+        build_checkset(checkset, 20261124, dataset)
+    files = sample_files(checkset, folder, args.limit)
+    limited = first_tasks(dataset, args.limit, folder) if args.limit else None
     evalplus_env = dict(os.environ)
-    evalplus_env["HUMANEVAL_OVERRIDE_PATH"] = str(uncompressed("humaneval"))
+    evalplus_env[DATASETS[dataset][2]] = str(limited or uncompressed(dataset))
     evalplus_env["XDG_CACHE_HOME"] = str(folder / "evalplus-cache")
     passbench_env = dict(os.environ, PASSBENCH_DATA_DIR=str(data_dir()))
     passbench_env["PASSBENCH_CACHE_DIR"] = str(folder / "passbench-cache")
@@ -116,9 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         if tool == "evalplus":
             copy = work / samples.name
             shutil.copy(samples, copy)
-            command, env = evalplus_argv(args.baseline_venv, copy), evalplus_env
+            command, env = evalplus_argv(args.baseline_venv, copy, dataset), evalplus_env
         else:
-            command, env = passbench_argv(samples, work), passbench_env
+            command = passbench_argv(samples, work, dataset, limited)
+            env = passbench_env
         run = run_timed(
             f"{tool} {name} {kind}",
             command,
@@ -156,8 +196,16 @@ def main(argv: list[str] | None = None) -> int:
             f"  ratio {ratio(ours, theirs)}"
         )
     path = write_result(
-        "evalplus-speed",
-        {"machine": machine_facts(), "mix": MIX, "summary": summary, "runs": runs},
+        result_name,
+        {
+            "machine": machine_facts(),
+            "dataset": dataset,
+            "limit": args.limit,
+            "checkset": str(checkset),
+            "mix": MIX,
+            "summary": summary,
+            "runs": runs,
+        },
     )
     print(f"result: {path}")
     return 0

@@ -19,6 +19,7 @@ from passbench.pipeline import (
     generate_samples,
     sample_files,
     sample_identifier,
+    sanitized_row,
 )
 from passbench.providers import load_model_config
 from passbench.records import Task
@@ -321,3 +322,21 @@ def test_the_summary_joins_verdicts_and_sanitizer_notes_on_sample_index(tmp_path
     )
     summary = summarize(sanitized, outcome, ["HumanEval/0"])
     assert (summary.passed, summary.extraction_failures, summary.test_failures) == (1, 1, 1)
+
+
+def test_generate_sanitizes_a_multiple_chat_answer_in_its_language() -> None:
+    """`generate`'s sanitized row for a MultiPL-E task reads the language's fenced block."""
+    task = Task(
+        benchmark="multipl-e-lua",
+        task_id="HumanEval_53_add",
+        entry_point="add",
+        prompts={"complete": "-- Add two numbers\nlocal function add(x, y)\n"},
+        code_prompt="-- Add two numbers\nlocal function add(x, y)\n",
+        test="os.exit(0)\n",
+        canonical_solution="",
+        metadata={"source": "humaneval", "language": "lua"},
+    )
+    answer = "```python\nx = 1\n```\n```lua\nlocal function add(x, y)\n  return x + y\nend\n```"
+    row = sanitized_row({"task_id": task.task_id, "raw_solution": answer}, task, "complete")
+    assert row["solution"] == ("-- Add two numbers\nlocal function add(x, y)\n  return x + y\nend")
+    assert "sanitize_error" not in row and row["raw_solution"] == answer

@@ -4,10 +4,9 @@ This is the only module that composes stages; the work itself is done by `prompt
 `providers`, `sanitize` and `evaluate`. What lives here is the bookkeeping between them:
 
 - the sample files, named as the official `bigcodebench.generate` names them:
-  `<model>--<revision>--<label>--<backend>-<temperature>-<n>.jsonl` (raw answers), the label
-  being the benchmark's (`Benchmark.file_label`: `bigcodebench[-hard]-<split>`), and the same
-  stem with `-sanitized_calibrated.jsonl` (what is evaluated, with the raw answer kept beside
-  it in `raw_solution`);
+  `<model>--<revision>--bigcodebench[-hard]-<split>--<backend>-<temperature>-<n>.jsonl` (raw
+  answers) and the same stem with `-sanitized_calibrated.jsonl` (what is evaluated, with the raw
+  answer kept beside it in `raw_solution`);
 - appending each sample to both files as it arrives, so an interrupted run loses at most the
   samples in flight, and resuming per sample: a re-run asks only for the (task, sample index)
   pairs neither file has;
@@ -75,8 +74,8 @@ def sample_identifier(
     prefill: bool | None = None,
 ) -> str:
     """The official sample file stem, without `-sanitized_calibrated` (bigcodebench/generate.py,
-    run_codegen): the model id with "/" as "--", the revision, the benchmark's `file_label` for
-    the subset and split, the backend, the temperature and the number of samples."""
+    run_codegen): the model id with "/" as "--", the revision, the benchmark with the subset
+    unless it is full, the split, the backend, the temperature and the number of samples."""
     model = config.model
     if reasoning_named_model(model):  # on every backend, as officially
         model += f"--{config.params.reasoning_effort or OFFICIAL_REASONING_EFFORT}"
@@ -85,9 +84,12 @@ def sample_identifier(
     if prefill is False:
         name += "--skip_prefill"
     revision = str(config.options.get("revision") or DEFAULT_REVISION)
-    label = get_benchmark(benchmark).file_label(subset, split)
+    extra = f"-{subset}" if subset != "full" else ""
     temperature = _temperature_text(config.params.temperature, n_samples)
-    return f"{name}--{revision}--{label}--{config.provider}-{temperature}-{n_samples}"
+    return (
+        f"{name}--{revision}--{benchmark}{extra}-{split}--{config.provider}-"
+        f"{temperature}-{n_samples}"
+    )
 
 
 @dataclass(frozen=True)
@@ -179,17 +181,22 @@ def _task_code(task: Task, split: str) -> str:
     return task.prompts["complete"] if split == "complete" else task.code_prompt
 
 
+def sanitize_task_answer(answer: str, task: Task, split: str) -> SanitizeResult:
+    """The program a raw answer to `task` stands for: the benchmark's own rule where it has one
+    (`sanitize_answer`: MultiPL-E's fenced block in its language, LiveCodeBench's last fenced
+    block), else Python's sanitizer."""
+    own_rule = getattr(get_benchmark(task.benchmark), "sanitize_answer", None)
+    if own_rule is not None:
+        result: SanitizeResult = own_rule(answer, task, split)
+        return result
+    return sanitize(answer, task.entry_point, prompt=_task_code(task, split))
+
+
 def sanitized_row(raw_row: Mapping[str, Any], task: Task, split: str) -> dict[str, Any]:
     """The sanitized-file line for one raw line: `solution` first, the raw answer kept, and
     `sanitize_error` when no usable definition of the entry point was found."""
     answer = str(raw_row["raw_solution"])
-    # a benchmark with its own extraction rule (LiveCodeBench: the last fenced block) uses it
-    extract = getattr(get_benchmark(task.benchmark), "extract", None)
-    if extract is not None:
-        code, reason = extract(answer)
-        result = SanitizeResult(code, not reason, reason)
-    else:
-        result = sanitize(answer, task.entry_point, prompt=_task_code(task, split))
+    result = sanitize_task_answer(answer, task, split)
     row: dict[str, Any] = {"task_id": raw_row["task_id"], "solution": result.code}
     row.update({key: value for key, value in raw_row.items() if key != "task_id"})
     if not result.ok:

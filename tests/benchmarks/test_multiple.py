@@ -186,6 +186,59 @@ def test_more_tasks_known_good_pass_known_bad_fail(sandbox: Sandbox, key: str) -
         assert bad.category == ErrorCategory.ASSERTION_FAILED, (task_id, bad.reason)
 
 
+@pytest.mark.parametrize("key", sorted(LANGUAGES))
+def test_every_task_round_trips_through_the_chat_sanitizer(key: str) -> None:
+    """On every task: the entry point is the function the prompt opens (Java's camelCase
+    name), and a chat answer repeating the prompt's whole function gives back the program a
+    completion gives (prompt + body, shaped for the tests)."""
+    from passbench.pipeline import sanitize_task_answer
+
+    benchmark = _benchmark(key)
+    closing = {"js": "", "cpp": "\n}", "java": "\n    }\n}", "rs": "\n}", "lua": ""}[key]
+    fence = LANGUAGES[key].fence_names[0]
+    tasks = benchmark.load(data=DataSettings(data_dir=DATA_DIR, download=False))
+    for task in tasks:
+        prompt = task.prompts["complete"]
+        assert prompt.rstrip().split("\n")[-1].count(task.entry_point + "(") == 1, task.task_id
+        program = benchmark.solution_from_completion(task, GOOD[key])
+        answer = f"Sure:\n```{fence}\n{program}{closing}\n```\nDone."
+        chat = sanitize_task_answer(answer, task, "complete")
+        assert chat.ok and chat.code.rstrip() == program.rstrip(), task.task_id
+        completion = sanitize_task_answer(program, task, "complete")
+        assert completion.code.rstrip() == program.rstrip(), task.task_id
+    assert _task("java", "HumanEval_0_has_close_elements").entry_point == "hasCloseElements"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", sorted(LANGUAGES))
+def test_chat_answers_pass_in_the_sandbox(sandbox: Sandbox, key: str) -> None:
+    """Chat answers, sanitized as `passbench sanitize` does, become programs with one
+    definition of the function that build and pass; a wrong one fails on its assertions."""
+    from tests.sanitize import chat_answers
+
+    from passbench.pipeline import sanitize_task_answer
+
+    benchmark, task = _benchmark(key), _task(key)
+    answers = {
+        "full": chat_answers.FULL[key],
+        "body": chat_answers.BODY[key],
+        "several": chat_answers.SEVERAL[key],
+        "unfenced": chat_answers.UNFENCED[key],
+        "wrong": chat_answers.WRONG_FULL[key],
+    }
+    programs = []
+    for name, answer in answers.items():
+        sanitized = sanitize_task_answer(answer, task, "complete")
+        assert sanitized.ok, (name, sanitized.reason)
+        limit = benchmark.default_timeout_s
+        programs.append(benchmark.program(task, sanitized.code, key=name, timeout_s=limit))
+    results = _run(sandbox, programs)
+    for name in ("full", "body", "several", "unfenced"):
+        assert results[name].status == "pass", (name, results[name].reason)
+    assert results["wrong"].status == "fail"
+    assert results["wrong"].category == ErrorCategory.ASSERTION_FAILED, results["wrong"].reason
+
+
 def test_env_check_reports_a_missing_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 
@@ -234,6 +287,9 @@ def test_evaluate_samples_end_to_end(tmp_path: Path) -> None:
     verdicts = json.loads((tmp_path / "js_eval_results.json").read_text())["eval"]
     statuses = [entry["status"] for entry in verdicts["HumanEval_53_add"]]
     assert statuses == ["pass", "fail", "fail", "timeout"]
+    # MultiPL-E's own status is kept beside ours (inspect counts it per language)
+    kept = [entry["multipl_e_status"] for entry in verdicts["HumanEval_53_add"]]
+    assert kept == ["OK", "Exception", "Exception", "Timeout"]
     # deduplicated by content: the repeated program ran once, its verdict copied
     first, again = verdicts["HumanEval_53_add"][1:3]
     assert first["duration_s"] == again["duration_s"] and first["wall_s"] == again["wall_s"]

@@ -95,3 +95,22 @@ def test_bad_input_exits_with_code_2(
         main(["compare", *arguments])
     assert caught.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_runs_are_listed_with_their_language(tmp_path: Path) -> None:
+    from tests.report.multiple_runs import write_js, write_lua
+
+    js, lua = write_js(tmp_path), write_lua(tmp_path)
+    markdown = invoke(str(OURS), str(js), str(lua), "--format", "leaderboard-md").output
+    assert markdown.startswith("| rank | model | language |")
+    languages = {line.split(" | ")[2] for line in markdown.splitlines()[2:] if "|" in line}
+    assert languages == {"Python", "JavaScript", "Lua"}
+    board = tmp_path / "board.csv"
+    invoke(str(OURS), str(js), "--leaderboard", str(board))
+    rows = csv.DictReader(io.StringIO(board.read_text(encoding="utf-8")))
+    assert {row["benchmark"]: row["language"] for row in rows} == {
+        "bigcodebench": "Python",
+        "multipl-e-js": "JavaScript",
+    }
+    document = json.loads(invoke(str(OURS), str(lua), "--format", "json").output)
+    assert [run["language"] for run in document["runs"]] == ["Python", "Lua"]

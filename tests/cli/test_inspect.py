@@ -135,3 +135,45 @@ def test_bad_input_exits_with_code_2(
         main(["inspect", *arguments])
     assert caught.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_several_results_are_listed_with_their_language_and_broken_down(tmp_path: Path) -> None:
+    from tests.report.multiple_runs import write_js, write_lua
+
+    js, lua = write_js(tmp_path), write_lua(tmp_path)
+    table = invoke(str(OURS), str(js), str(lua)).output
+    assert "By language" in table
+    for cell in ("JavaScript", "Lua", "Python", "multipl-e-js", "SyntaxError", "75.0%"):
+        assert cell in table
+    data = json.loads(invoke(str(OURS), str(js), str(lua), "--format", "json").output)
+    assert [run["language"] for run in data["runs"]] == ["Python", "JavaScript", "Lua"]
+    by_language = {row["language"]: row for row in data["languages"]}
+    assert by_language["Lua"]["statuses"] == {
+        "OK": 1,
+        "SyntaxError": 0,
+        "Exception": 1,
+        "Timeout": 1,
+    }
+    assert by_language["Python"]["statuses"] == {}
+    markdown = invoke(str(js), str(lua), "--format", "markdown").output
+    assert "| JavaScript | multipl-e-js | 1 | 2 | 4 | 75.0% | 2 | 3 | 1 | 0 | 0 |" in markdown
+    # one language: the runs, no breakdown
+    single = invoke(str(js), str(js)).output
+    assert "JavaScript" in single and "By language" not in single
+
+
+def test_one_run_names_its_language(tmp_path: Path) -> None:
+    from tests.report.multiple_runs import write_lua
+
+    output = invoke(str(write_lua(tmp_path))).output
+    assert "language" in output and "Lua" in output
+    assert "Python" in invoke(str(OFFICIAL)).output
+
+
+def test_several_results_refuse_single_run_options(tmp_path: Path) -> None:
+    from tests.report.multiple_runs import write_js
+
+    js = write_js(tmp_path)
+    result = CliRunner().invoke(cli, ["inspect", str(OURS), str(js), "--task", "HumanEval_0_a"])
+    assert result.exit_code != 0
+    assert "read one RESULTS file" in str(result.exception)

@@ -120,6 +120,30 @@ def test_humaneval_entry_points(tmp_path: Path, data_dir: Path) -> None:
     assert row["solution"] == "def has_close_elements(numbers, threshold):\n    return False"
 
 
+def test_multiple_chat_answers_take_the_languages_block(tmp_path: Path, data_dir: Path) -> None:
+    """MultiPL-E: the C++ block (not the Python one) replaces the prompt's open function, its
+    `main` dropped and its last `}` left to the tests; a completion continues the prompt."""
+    if not (data_dir / "multipl-e").is_dir():
+        pytest.skip(f"MultiPL-E data not found in {data_dir}")
+    answer = (
+        "```python\ndef add(x, y):\n    return x + y\n```\nIn C++:\n```cpp\n"
+        "long add(long x, long y) {\n    return x + y;\n}\nint main() { return 0; }\n```\n"
+    )
+    rows = [
+        {"task_id": "HumanEval_53_add", "raw_solution": answer},
+        {"task_id": "HumanEval_53_add", "completion": "    return x + y;\n}\n"},
+        {"task_id": "HumanEval_53_add", "raw_solution": "```java\nlong add() {}\n```"},
+    ]
+    samples = write(tmp_path / "cpp.jsonl", rows)
+    run(["sanitize", "--samples", str(samples), "-b", "multipl-e-cpp"], data_dir)
+    chat, completion, wrong = read(tmp_path / "cpp-sanitized.jsonl")
+    assert chat["solution"].endswith("// (12)\nlong add(long x, long y) {\n    return x + y;\n")
+    assert chat["solution"].startswith("#include<assert.h>")
+    assert "main" not in chat["solution"] and "def add" not in chat["solution"]
+    assert completion["solution"] == chat["solution"]
+    assert wrong["sanitize_error"] == "no definition of 'add' found"
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [
@@ -239,3 +263,16 @@ def test_syncheck_all_good(
     out = capsys.readouterr().out
     assert "Every task has samples." in out
     assert "All 164 samples parse." in out
+
+
+def test_syncheck_does_not_parse_multiple_programs_as_python(
+    tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not (data_dir / "multipl-e").is_dir():
+        pytest.skip(f"MultiPL-E data not found in {data_dir}")
+    samples = write(
+        tmp_path / "js.jsonl", [{"task_id": "HumanEval_53_add", "completion": "  return x;\n}\n"}]
+    )
+    run(["syncheck", "--samples", str(samples), "-b", "multipl-e-js"], data_dir)
+    out = capsys.readouterr().out
+    assert "do not parse" not in out and "not parsed here" in out

@@ -137,3 +137,23 @@ def test_dataset_path_and_missing_data(
     assert code == 1 and "downloads are off" in err
     code, _, _ = run(["tasks", "list", "-b", "humaneval", "--data-dir", str(data_env)], capsys)
     assert code == 0
+
+
+def test_tasks_carry_their_language(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+    code, out, _ = run(["tasks", "list", "-b", "multipl-e-cpp", "--format", "json"], capsys)
+    assert code == 0
+    listing = json.loads(out)
+    assert listing["language"] == "C++"
+    assert {task["language"] for task in listing["tasks"]} == {"C++"}
+    code, out, _ = run(["tasks", "list", "-b", "multipl-e-rs", "--subset", "mbpp"], capsys)
+    assert code == 0
+    header = next(line for line in out.splitlines() if "task" in line and "language" in line)
+    assert header.index("task") < header.index("language") < header.index("summary")
+    assert "mbpp_3_is_not_prime" in out and " Rust " in out
+    code, out, _ = run(["tasks", "list", "-b", "humaneval"], capsys)
+    assert " Python " in out
+    code, out, _ = run(["tasks", "show", "HumanEval_53_add", "-b", "multipl-e-lua"], capsys)
+    assert code == 0 and "Lua" in out

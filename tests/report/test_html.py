@@ -202,3 +202,60 @@ def test_clicks_and_form_controls_drive_the_table(
     assert rows.ids["detail-title"] == "BigCodeBench/101"
     selected = [task for task, _, attrs in rows.rows if "selected" in (attrs.get("class") or "")]
     assert selected == ["BigCodeBench/101"]
+
+
+def test_languages_report_renders_the_breakdown(tmp_path: Path) -> None:
+    """`passbench inspect A B C --format html`: the runs with their language, and by language
+    pass@1, counts and MultiPL-E's statuses, read back from the rendered page's tables."""
+    from html.parser import HTMLParser
+
+    from click.testing import CliRunner
+    from tests.report.conftest import OURS
+    from tests.report.multiple_runs import write_js, write_lua
+
+    from passbench.cli import cli
+
+    js, lua = write_js(tmp_path), write_lua(tmp_path)
+    target = tmp_path / "report.html"
+    result = CliRunner().invoke(
+        cli, ["inspect", str(OURS), str(js), str(lua), "--format", "html", "-o", str(target)]
+    )
+    assert result.exit_code == 0, result.output
+
+    class Tables(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tables: list[list[list[str]]] = []
+            self.cell: list[str] | None = None
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "table":
+                self.tables.append([])
+            elif tag == "tr":
+                self.tables[-1].append([])
+            elif tag in ("td", "th"):
+                self.cell = []
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in ("td", "th") and self.cell is not None:
+                self.tables[-1][-1].append("".join(self.cell))
+                self.cell = None
+
+        def handle_data(self, data: str) -> None:
+            if self.cell is not None:
+                self.cell.append(data)
+
+    page = target.read_text(encoding="utf-8")
+    parser = Tables()
+    parser.feed(page)
+    runs, languages = parser.tables
+    assert runs[0] == ["run", "benchmark", "language", "tasks", "samples", "pass@1"]
+    assert [row[2] for row in runs[1:]] == ["Python", "JavaScript", "Lua"]
+    header, *rows = languages
+    assert header[-4:] == ["OK", "SyntaxError", "Exception", "Timeout"]
+    by_language = {row[0]: dict(zip(header, row, strict=True)) for row in rows}
+    assert by_language["JavaScript"]["pass@1"] == "75.0%"
+    assert by_language["JavaScript"]["SyntaxError"] == "1"
+    assert by_language["Lua"]["Timeout"] == "1" and by_language["Lua"]["tasks"] == "3"
+    assert by_language["Python"]["OK"] == ""  # no MultiPL-E statuses for Python
+    assert "pass@1 by language" in page and page.count("<svg") == 1

@@ -347,3 +347,38 @@ def test_closing_while_a_container_starts_leaves_none(podman_config: SandboxConf
     assert not thread.is_alive()
     time.sleep(2)  # a container created after a first removal would show up by now
     assert _existing(names) == []
+
+
+def test_image_with_multiple_toolchains_dry_run() -> None:
+    """--with-multipl-e: MULTIPLE=1 with the language table's packages and tools, a tag that
+    says so; the Dockerfile's defaults (for hand builds) and its label agree with the table."""
+    import itertools
+    import re
+    import shlex
+
+    from passbench.benchmarks.multiple import LANGUAGES
+    from passbench.sandbox.images import multiple_build_args
+
+    arguments = ["image", "build", "--engine", "docker", "--dry-run", "--with-multipl-e"]
+    result = CliRunner().invoke(cli, [*arguments, "--context", str(REPO)])
+    assert result.exit_code == 0, result.output
+    words = shlex.split(result.output.splitlines()[0])
+    args = dict(
+        word.split("=", 1)
+        for previous, word in itertools.pairwise(words)
+        if previous == "--build-arg"
+    )
+    assert args["MULTIPLE"] == "1"
+    packages = set(args["MULTIPLE_PACKAGES"].split())
+    assert packages == {p for lang in LANGUAGES.values() for p in lang.debian_packages}
+    assert {"nodejs", "default-jdk", "rustc", "lua5.3"} <= packages
+    assert words[words.index("--tag") + 1] == f"passbench:{VERSION}-{LOCK310[:12]}-multipl-e"
+    plain = CliRunner().invoke(cli, ["image", "build", "--dry-run", "--context", str(REPO)])
+    assert "MULTIPLE" not in plain.output
+
+    dockerfile = (REPO / "Dockerfile").read_text(encoding="utf-8")
+    for name, value in multiple_build_args().items():
+        if name != "MULTIPLE":
+            assert f'ARG {name}="{value}"' in dockerfile
+    label = re.search(r'org\.passbench\.toolchains="\$\{MULTIPLE:\+([^}]*)\}"', dockerfile)
+    assert label is not None and label.group(1).split() == list(LANGUAGES)

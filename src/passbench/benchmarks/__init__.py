@@ -92,6 +92,19 @@ def benchmark_names() -> tuple[str, ...]:
     return tuple(_factories())
 
 
+def benchmark_language(name: str | None) -> str:
+    """The language a benchmark's programs are written in, as reports show it: the MultiPL-E
+    language's title ("JavaScript", "C++", ...) for `multipl-e-*`, "Python" for the others
+    (and for results that do not name their benchmark: every official file is Python's)."""
+    if name and name.startswith("multipl-e-"):
+        from passbench.benchmarks.multiple import LANGUAGES
+
+        language = LANGUAGES.get(name.removeprefix("multipl-e-"))
+        if language is not None:
+            return language.title
+    return "Python"
+
+
 def get_benchmark(name: str) -> Benchmark:
     """The benchmark registered as `name`; UnknownNameError listing the valid names otherwise."""
     target = _FACTORIES.get(name)  # a built-in needs no look at the installed packages
@@ -144,6 +157,7 @@ __all__ = [
     "PromptStyle",
     "ResolvedFile",
     "TaskId",
+    "benchmark_language",
     "benchmark_names",
     "check_split",
     "check_subset",

@@ -32,7 +32,7 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passbench.benchmarks._fields import RecordReader
 from passbench.benchmarks.base import (
@@ -48,6 +48,9 @@ from passbench.errors import DatasetError, InputError
 from passbench.progress import Progress
 from passbench.records import ExecResult, IOSpec, Program, Prompt, Sample, Task
 from passbench.sandbox import _values
+
+if TYPE_CHECKING:
+    from passbench.sanitize import SanitizeResult
 
 #: The hub's public home and the dataset's folder under it (and under a data folder).
 HUB = "https://huggingface.co"
@@ -384,13 +387,15 @@ class LiveCodeBench(BenchmarkBase):
     def solution_from_completion(self, task: Task, completion: str) -> str:
         return extract_code(completion)
 
-    def extract(self, answer: str) -> tuple[str, str]:
-        """The program in a chat answer by LiveCodeBench's rule (sanitizing uses it instead of
-        passbench's sanitizer), and why it is empty when it is ("" when it is not)."""
+    def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
+        """The program in a chat answer by LiveCodeBench's rule (the last fenced block), in
+        place of passbench's Python sanitizer; empty, with the reason, when there is none."""
+        from passbench.sanitize import SanitizeResult
+
         code = extract_code(answer)
         if code:
-            return code, ""
-        return code, "no code block: LiveCodeBench grades the empty program"
+            return SanitizeResult(code, True, "")
+        return SanitizeResult(code, False, "no code block: LiveCodeBench grades the empty program")
 
     def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
         return ("unittest.mock",)

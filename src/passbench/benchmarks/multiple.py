@@ -28,7 +28,7 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passbench.benchmarks._fields import RecordReader
 from passbench.benchmarks.base import BenchmarkBase, TaskId
@@ -42,6 +42,9 @@ from passbench.benchmarks.prompting import (
 from passbench.errors import DatasetError
 from passbench.progress import Progress
 from passbench.records import ProcessSpec, Task
+
+if TYPE_CHECKING:
+    from passbench.sanitize import SanitizeResult
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,18 @@ def truncate_at_stop(completion: str, stop_tokens: Iterable[str]) -> str:
     return completion[:cut]
 
 
+_SIGNATURE = re.compile(r"(\w+)\s*(?:<[^()]*>)?\s*\(")
+
+
+def signature_name(prompt: str) -> str | None:
+    """The name of the function a MultiPL-E prompt opens: on its last line (`function add(x,
+    y){`, `long add(long x, long y) {`, `fn add<T>(...)`, `local function add(x, y)`), the
+    identifier before the first parenthesis."""
+    lines = [line for line in prompt.split("\n") if line.strip()]
+    match = _SIGNATURE.search(lines[-1]) if lines else None
+    return match.group(1) if match else None
+
+
 def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task, ...]:
     """Tasks of one MultiPL-E JSON file (an array of {task_id, prompt, test, language})."""
     try:
@@ -191,8 +206,11 @@ def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task
         if stops != language.stop_tokens:
             raise record.error("stop_tokens", f"expected {list(language.stop_tokens)!r}")
         prompt = record.text("prompt")
-        # "HumanEval_0_has_close_elements" / "mbpp_809_check_smaller": the name after the number
-        entry_point = task_id.split("_", 2)[2] if task_id.count("_") >= 2 else task_id
+        # the function the prompt opens (Java's is camelCase: hasCloseElements; HumanEval_23_strlen
+        # is string_length); else the name after the number in the id
+        entry_point = signature_name(prompt) or (
+            task_id.split("_", 2)[2] if task_id.count("_") >= 2 else task_id
+        )
         tasks.append(
             Task(
                 benchmark=benchmark,
@@ -202,7 +220,10 @@ def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task
                 code_prompt=prompt,
                 test=record.text("test"),
                 canonical_solution="",
-                metadata={"source": "mbpp" if task_id.startswith("mbpp_") else "humaneval"},
+                metadata={
+                    "source": "mbpp" if task_id.startswith("mbpp_") else "humaneval",
+                    "language": language.key,  # the sanitizer reads chat answers by it
+                },
             )
         )
     return tuple(tasks)
@@ -334,6 +355,19 @@ class MultiPLE(BenchmarkBase):
 
     def solution_from_completion(self, task: Task, completion: str) -> str:
         return task.prompts["complete"] + truncate_at_stop(completion, self.language.stop_tokens)
+
+    def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
+        """A chat answer's fenced block in this language, shaped as prompt + completion so the
+        tests that follow it find one definition (sanitize/foreign.py)."""
+        from passbench.sanitize.foreign import sanitize_foreign
+
+        return sanitize_foreign(
+            answer,
+            language=self.language.key,
+            fence_names=self.language.fence_names,
+            entry_point=task.entry_point,
+            prompt=task.prompts["complete"],
+        )
 
 
 class MultiPLEJavaScript(MultiPLE):

@@ -150,11 +150,14 @@ def _summaries(
 
 def _run_dict(name: str, run: RunResults, options: Any) -> dict[str, Any]:
     from passbench import scoring
+    from passbench.benchmarks import benchmark_language
 
     counts = run.counts()
     return {
         "name": name,
         "path": str(run.path),
+        "benchmark": run.benchmark,
+        "language": benchmark_language(run.benchmark),
         "n_tasks": len(counts),
         "pass_at_k": scoring.pass_at_k_table(counts, options.ks),
     }

@@ -57,6 +57,13 @@ def image() -> None:
     help="Extra argument for every pip install in the build (repeatable), e.g. "
     "--pip-arg=--index-url=URL.",
 )
+@click.option(
+    "--with-multipl-e",
+    "multiple",
+    is_flag=True,
+    help="Add MultiPL-E's toolchains (node, g++, the JDK with javatuples, rustc, Lua with "
+    "luaunit); the tag gets -multipl-e.",
+)
 @click.option("--network", default=None, help="The build's network (the engine's --network).")
 @click.option(
     "--context",
@@ -73,6 +80,7 @@ def build(
     base_image: str | None,
     environments: tuple[str, ...],
     pip_args: tuple[str, ...],
+    multiple: bool,
     network: str | None,
     context: Path | None,
     dry_run: bool,
@@ -85,7 +93,11 @@ def build(
     elif not environments:
         environments = ("bigcodebench",)
     spec = ImageSpec(
-        python=python, environments=environments, base_image=base_image, pip_args=pip_args
+        python=python,
+        environments=environments,
+        base_image=base_image,
+        pip_args=pip_args,
+        multiple=multiple,
     )
     command = build_command(
         chosen,

@@ -23,6 +23,7 @@ from passbench.report.exports import (
     detail_markdown,
     inspection_dict,
     inspection_markdown,
+    languages_markdown,
     tasks_csv,
     to_json,
 )
@@ -93,7 +94,7 @@ def data_flags(command: F) -> F:
 
 
 @click.command()
-@click.argument("results", type=click.Path(path_type=Path))
+@click.argument("results", type=click.Path(path_type=Path), nargs=-1, required=True)
 @click.option(
     "--pass-at-k",
     "pass_at_k_file",
@@ -137,7 +138,7 @@ def data_flags(command: F) -> F:
 def inspect(
     ctx: click.Context,
     /,
-    results: Path,
+    results: tuple[Path, ...],
     pass_at_k_file: Path | None,
     output_format: str,
     output: Path | None,
@@ -155,12 +156,24 @@ def inspect(
     A LiveCodeBench run also gets pass@1 by contest-date window (--since / --until: the
     window's beside every problem's) and by difficulty; the rest of the report covers the
     window's problems.
+
+    Several RESULTS: the runs with their language and, when they are in more than one
+    language, pass@1, counts and MultiPL-E's statuses by language.
     """
     window = date_window(flags)
     resolved = resolve_options(ctx, "inspect", flags)
     options = scoring_options(resolved)
     limit: int = resolved["limit"]
-    full_run = load_results(results, pass_at_k_file)
+    if len(results) > 1:
+        if task_id or status or category or lib or pass_at_k_file or window.active:
+            raise InputError(
+                "--task, --status, --category, --lib, --pass-at-k, --since and --until read "
+                "one RESULTS file",
+                field="RESULTS",
+            )
+        _several(results, output_format, output)
+        return
+    full_run = load_results(results[0], pass_at_k_file)
     run = lcb.restrict_to_window(full_run, window)
     windows = None
     if full_run.task_info and run.benchmark == "livecodebench":
@@ -219,6 +232,33 @@ def inspect(
 
             view = Group(windows_view(windows), view)
         _print(view, output)
+
+
+def _several(paths: tuple[Path, ...], output_format: str, output: Path | None) -> None:
+    """Several runs: the list with languages, and the breakdown by language."""
+    from passbench.report.languages import language_breakdown, languages_dict, run_rows
+
+    runs = [load_results(path) for path in paths]
+    rows, scores = run_rows(runs), language_breakdown(runs)
+    if output_format == "json":
+        _emit(to_json(languages_dict(rows, scores)), output)
+    elif output_format == "markdown":
+        _emit(languages_markdown(rows, scores), output)
+    elif output_format == "html":
+        from passbench.report.html import render_languages_report
+
+        target = output or paths[0].with_name("languages_report.html")
+        target.write_text(render_languages_report(rows, scores), encoding="utf-8")
+        click.echo(f"wrote {target}")
+    elif output_format == "table":
+        from passbench.report.terminal import languages_view
+
+        _print(languages_view(rows, scores), output)
+    else:
+        raise InputError(
+            f"several RESULTS are shown as table, json, markdown or html, not {output_format}",
+            field="--format",
+        )
 
 
 def _emit(text: str, output: Path | None) -> None:

@@ -37,6 +37,7 @@ from passbench.cli.options import (
     version_option,
 )
 from passbench.errors import SampleFileError
+from passbench.pipeline import sanitize_task_answer
 from passbench.records import Task
 from passbench.samplefile import (
     SampleIndexes,
@@ -45,7 +46,6 @@ from passbench.samplefile import (
     write_jsonl_atomic,
 )
 from passbench.sanitize import SanitizeResult
-from passbench.sanitize import sanitize as sanitize_answer
 from passbench.sanitize import syncheck as check_syntax
 from passbench.settings import Resolved
 
@@ -168,8 +168,13 @@ def syncheck_command(ctx: click.Context, /, **options: Any) -> None:
     records = read_samples(samples, known_task_ids=tasks)
     counts: dict[str, int] = {}
     broken: list[tuple[str, int, int, str]] = []
+    # MultiPL-E's programs are not Python: their build (or parse) in the sandbox is their
+    # syntax check, reported as MultiPL-E's SyntaxError status
+    python = not any(task.metadata.get("language") for task in tasks.values())
     for sample in records:
         counts[sample.task_id] = counts.get(sample.task_id, 0) + 1
+        if not python:
+            continue
         task = tasks[sample.task_id]
         code = (
             sample.solution
@@ -197,7 +202,12 @@ def syncheck_command(ctx: click.Context, /, **options: Any) -> None:
         console.print("[green]Every task has samples.[/]")
     for task_id, index, line, message in broken:
         console.print(f"  {task_id} #{index} (line {line}): {message}")
-    if broken:
+    if not python:
+        console.print(
+            f"{len(records)} samples; not parsed here: {bench.title}'s programs are checked "
+            "when evaluate builds them (status SyntaxError)."
+        )
+    elif broken:
         console.print(f"[red]{len(broken)} of {len(records)} samples do not parse.[/]")
     else:
         console.print(f"[green]All {len(records)} samples parse.[/]")
@@ -269,27 +279,13 @@ def _read_raw(path: Path, bench: Benchmark, loaded: LoadedBenchmark) -> Iterator
         raise SampleFileError("file is empty; expected one JSON object per line", path=path)
 
 
-def _sanitize_one(job: tuple[str, str, str, str]) -> SanitizeResult:
-    answer, entry_point, prompt, benchmark = job
-    # a benchmark with its own extraction rule (LiveCodeBench: the last fenced block) uses it
-    extract = getattr(get_benchmark(benchmark), "extract", None)
-    if extract is not None:
-        code, reason = extract(answer)
-        return SanitizeResult(code, not reason, reason)
-    return sanitize_answer(answer, entry_point, prompt=prompt)
-
-
-def _task_code(task: Task, split: str) -> str:
-    """The code the model was given: the Complete prompt (docstring included) for the complete
-    split, else the code prompt the Instruct prompt quotes."""
-    return task.prompts["complete"] if split == "complete" else task.code_prompt
+def _sanitize_one(job: tuple[str, Task, str]) -> SanitizeResult:
+    answer, task, split = job
+    return sanitize_task_answer(answer, task, split)
 
 
 def _sanitize_all(raws: list[_Raw], split: str, jobs: int) -> list[SanitizeResult]:
-    work = [
-        (raw.answer, raw.task.entry_point, _task_code(raw.task, split), raw.task.benchmark)
-        for raw in raws
-    ]
+    work = [(raw.answer, raw.task, split) for raw in raws]
     with RichProgress() as progress:
         progress.start(len(work), "sanitize")
         if jobs == 1 or len(work) < _PARALLEL_FROM:

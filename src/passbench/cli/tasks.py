@@ -16,6 +16,7 @@ from passbench.benchmarks import (
     DEFAULT_BENCHMARK,
     Benchmark,
     LoadedBenchmark,
+    benchmark_language,
     benchmark_names,
     get_benchmark,
 )
@@ -81,7 +82,9 @@ def list_tasks(ctx: click.Context, /, **options: Any) -> None:
         click.echo(json.dumps(_listing(loaded, chosen), indent=1))
         return
     with_libs = any(task.libs for task in loaded.tasks)
+    language = benchmark_language(loaded.benchmark)
     columns = [Column("task", no_wrap=True, min_width=max(len(t.task_id) for t in loaded))]
+    columns.append(Column("language", no_wrap=True))
     if with_libs:
         columns.append(Column("libs", min_width=12, max_width=30))
     columns.append(Column("summary", ratio=1))
@@ -92,7 +95,7 @@ def list_tasks(ctx: click.Context, /, **options: Any) -> None:
     )
     for task in chosen:
         lib_cell = [", ".join(task.libs)] if with_libs else []
-        table.add_row(task.task_id, *lib_cell, summary(task, width=60))
+        table.add_row(task.task_id, language, *lib_cell, summary(task, width=60))
     Console().print(table)
 
 
@@ -180,6 +183,7 @@ def summary(task: Task, width: int = 90) -> str:
 def _listing(loaded: LoadedBenchmark, chosen: list[Task]) -> dict[str, object]:
     return {
         "benchmark": loaded.benchmark,
+        "language": benchmark_language(loaded.benchmark),
         "version": loaded.version,
         "subset": loaded.subset,
         "dataset_sha256": loaded.sha256,
@@ -188,6 +192,7 @@ def _listing(loaded: LoadedBenchmark, chosen: list[Task]) -> dict[str, object]:
         "tasks": [
             {
                 "task_id": task.task_id,
+                "language": benchmark_language(task.benchmark),
                 "entry_point": task.entry_point,
                 "libs": list(task.libs),
                 "summary": summary(task),
@@ -202,6 +207,7 @@ def _render(
 ) -> Group:
     facts = Table.grid(padding=(0, 2))
     facts.add_row("benchmark", f"{bench.title} {loaded.version}")
+    facts.add_row("language", benchmark_language(loaded.benchmark))
     facts.add_row("entry point", task.entry_point)
     if task.libs:
         facts.add_row("libs", ", ".join(task.libs))

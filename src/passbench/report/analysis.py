@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from passbench import scoring
+from passbench.benchmarks import benchmark_language
 from passbench.records import ErrorCategory
 from passbench.report import envgaps
 from passbench.report.categories import Failure, failure_label, failure_of
@@ -67,6 +68,7 @@ class Summary:
     unsandboxed: bool = False  # some verdicts ran without sandbox isolation (rlimits only)
     # task id -> what its ground truth lacked in this environment (NLTK data, the network)
     environment_gaps: Mapping[str, str] = field(default_factory=dict)
+    language: str = "Python"  # benchmarks.benchmark_language
 
     @property
     def unsandboxed_warning(self) -> str:
@@ -288,6 +290,7 @@ def _summary(
         path=str(run.path),
         origin=run.origin,
         benchmark=run.benchmark,
+        language=benchmark_language(run.benchmark),
         split=run.split,
         subset=subset,
         calibrated=run.calibrated,

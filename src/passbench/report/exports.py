@@ -10,6 +10,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from passbench.report.analysis import GroupScore, Inspection, Summary, TaskDetail, TaskRow
+from passbench.report.languages import (
+    RUN_HEADER,
+    LanguageScore,
+    RunRow,
+    language_cells,
+    language_header,
+    run_cells,
+)
 from passbench.scoring import Interval
 
 INSPECT_SCHEMA_VERSION = 1
@@ -206,6 +214,18 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]
     return lines
 
 
+def languages_markdown(rows: Sequence[RunRow], scores: Sequence[LanguageScore]) -> str:
+    """Several runs as Markdown: the runs with their language, then the breakdown by language
+    (when there is more than one)."""
+    lines = ["# Runs", ""]
+    lines += _md_table(RUN_HEADER, [run_cells(row) for row in rows])
+    if len(scores) > 1:
+        header = language_header(scores)
+        lines += ["", "## By language", ""]
+        lines += _md_table(header, [language_cells(score, header) for score in scores])
+    return "\n".join(lines) + "\n"
+
+
 def summary_pairs(summary: Summary) -> list[tuple[str, str]]:
     """(label, value) lines of the summary, shared by the terminal and Markdown views."""
     pairs: list[tuple[str, str]] = [("run", summary.name), ("file", summary.path)]
@@ -238,6 +258,7 @@ def summary_pairs(summary: Summary) -> list[tuple[str, str]]:
             " / ".join(str(v) for v in (summary.benchmark, summary.split, summary.subset) if v)
             or "unknown",
         ),
+        ("language", summary.language),
         ("calibrated", _yes_no(summary.calibrated)),
         ("isolation", _isolation_text(summary)),
         (

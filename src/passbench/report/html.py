@@ -16,6 +16,14 @@ from typing import Any
 
 from passbench.report.analysis import Inspection, TaskRow, trim_traceback
 from passbench.report.exports import interval_text, percent, summary_pairs
+from passbench.report.languages import (
+    RUN_HEADER,
+    LanguageScore,
+    RunRow,
+    language_cells,
+    language_header,
+    run_cells,
+)
 from passbench.report.svg import Bar, bar_chart, line_chart
 from passbench.report.taskinfo import TaskCatalog
 from passbench.results import RunResults
@@ -56,6 +64,54 @@ def render_report(run: RunResults, inspection: Inspection, catalog: TaskCatalog)
             "</body></html>\n",
         ]
     )
+
+
+def render_languages_report(rows: Sequence[RunRow], scores: Sequence[LanguageScore]) -> str:
+    """Several runs in one page: each run with its language, and (more than one language) the
+    breakdown by language: pass@1, counts and MultiPL-E's statuses."""
+    runs_table = _grid(RUN_HEADER, [run_cells(row) for row in rows], numeric_from=3)
+    sections = [f'<section id="runs"><h2>Runs</h2>{runs_table}</section>']
+    if len(scores) > 1:
+        header = language_header(scores)
+        table = _grid(header, [language_cells(score, header) for score in scores], numeric_from=2)
+        chart = bar_chart(
+            [
+                Bar(score.language, score.pass_at_1, note=f"({score.tasks} tasks)")
+                for score in scores
+            ],
+            title="pass@1 by language",
+            maximum=1.0,
+        )
+        sections.append(
+            f'<section id="languages"><h2>By language</h2>{table}'
+            f'<div class="plots">{chart}</div></section>'
+        )
+    title = f"{len(rows)} runs"
+    return "".join(
+        [
+            '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<meta name="generator" content="passbench">',
+            f"<title>passbench: {escape(title)}</title>",
+            f"<style>{_asset('report.css')}</style></head><body>",
+            f"<header><h1>{escape(title)}</h1></header><main>",
+            *sections,
+            "</main></body></html>\n",
+        ]
+    )
+
+
+def _grid(header: Sequence[str], rows: Sequence[Sequence[str]], *, numeric_from: int) -> str:
+    def cell(tag: str, index: int, text: str) -> str:
+        kind = ' class="num"' if index >= numeric_from else ""
+        return f"<{tag}{kind}>{escape(text)}</{tag}>"
+
+    head = "".join(cell("th", index, name) for index, name in enumerate(header))
+    body = "".join(
+        "<tr>" + "".join(cell("td", index, text) for index, text in enumerate(row)) + "</tr>"
+        for row in rows
+    )
+    return f'<table class="grid"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def _script_json(data: Any) -> str:

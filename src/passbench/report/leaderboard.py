@@ -89,6 +89,7 @@ def row_dict(row: LeaderboardRow) -> dict[str, Any]:
         "samples_per_task": _samples(s),
         "missing_tasks": len(s.missing_tasks),
         "benchmark": s.benchmark,
+        "language": s.language,
         "split": s.split,
         "subset": s.subset,
         "calibrated": s.calibrated,
@@ -115,7 +116,8 @@ def leaderboard_json(rows: Sequence[LeaderboardRow], settings: Mapping[str, Any]
 def leaderboard_csv(rows: Sequence[LeaderboardRow]) -> str:
     ks = _ks(rows)
     columns = ["rank", "name", *ks, "pass@1_ci_low", "pass@1_ci_high", "separable_from_next"]
-    columns += ["n_tasks", "samples_per_task", "missing_tasks", "benchmark", "split", "subset"]
+    columns += ["n_tasks", "samples_per_task", "missing_tasks", "benchmark", "language"]
+    columns += ["split", "subset"]
     columns += ["calibrated", "gt_pass_rate", "dataset_version", "dataset_sha256", "isolation"]
     columns += ["passbench_version", "origin", "date", "file"]
     buffer = io.StringIO()
@@ -140,7 +142,8 @@ def _cell(value: Any) -> Any:
 def leaderboard_markdown(rows: Sequence[LeaderboardRow], confidence: float) -> str:
     ks = _ks(rows)
     level = f"{round(confidence * 100)}%"
-    header = ["rank", "model", *ks, f"pass@1 {level} CI", "tasks", "n", "split", "subset"]
+    header = ["rank", "model", "language", *ks, f"pass@1 {level} CI", "tasks", "n", "split"]
+    header += ["subset"]
     header += ["calibrated", "GT pass", "dataset", "isolation"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in rows:
@@ -151,6 +154,7 @@ def leaderboard_markdown(rows: Sequence[LeaderboardRow], confidence: float) -> s
         cells = [
             f"{row.rank}{tie}",
             row.name.replace("|", "\\|"),
+            s.language,
             *(percent(s.pass_at_k.get(k)) for k in ks),
             ci,
             str(s.n_tasks) + (f" ({len(s.missing_tasks)} missing)" if s.missing_tasks else ""),

@@ -51,7 +51,7 @@ def load_catalog(
     return TaskCatalog(
         tasks={task.task_id: task for task in loaded},
         hard_ids=hard,
-        # MultiPL-E has no reference solutions: nothing to show
+        # MultiPL-E and LiveCodeBench have no reference solutions: nothing to show
         canonical=(
             {task.task_id: loader.canonical_code(task) for task in loaded}
             if loader.has_reference

@@ -12,6 +12,14 @@ from rich.text import Text
 
 from passbench.report.analysis import GroupScore, Inspection, TaskDetail, TaskRow
 from passbench.report.exports import interval_text, percent, summary_pairs
+from passbench.report.languages import (
+    RUN_HEADER,
+    LanguageScore,
+    RunRow,
+    language_cells,
+    language_header,
+    run_cells,
+)
 from passbench.results.livecodebench import WindowScore
 
 _STATUS_STYLE = {"pass": "green", "fail": "red", "timeout": "yellow"}
@@ -45,6 +53,25 @@ def inspection_view(
             title += f" (the {len(shown)} most used of {len(inspection.by_library)})"
         parts.append(_groups_table(title, shown, with_interval=False))
     parts.append(_tasks_table(inspection, tasks, limit, filtered))
+    return Group(*parts)
+
+
+def languages_view(rows: Sequence[RunRow], scores: Sequence[LanguageScore]) -> RenderableType:
+    """Several runs: each with its language, then (more than one language) the breakdown."""
+    runs = Table(title="Runs", title_justify="left")
+    for name in RUN_HEADER:
+        runs.add_column(name, justify="right" if name in ("tasks", "samples", "pass@1") else "left")
+    for row in rows:
+        runs.add_row(*run_cells(row))
+    parts: list[RenderableType] = [runs]
+    if len(scores) > 1:
+        header = language_header(scores)
+        table = Table(title="By language", title_justify="left")
+        for index, name in enumerate(header):
+            table.add_column(name, justify="left" if index < 2 else "right")
+        for score in scores:
+            table.add_row(*language_cells(score, header))
+        parts.append(table)
     return Group(*parts)
 
 

@@ -47,6 +47,7 @@ class SampleResult:
     wall_s: float | None = None
     tests_run: int | None = None
     isolation: str | None = None  # "bubblewrap" or "rlimit"; None in official and older files
+    multipl_e_status: str | None = None  # MultiPL-E's OK / SyntaxError / Exception / Timeout
 
     @property
     def passed(self) -> bool:
@@ -428,6 +429,7 @@ def _read_sample(task_id: str, position: int, item: Any, path: Path, where: str)
         wall_s=_optional_number(item, "wall_s", path, where),
         tests_run=_optional(item, "tests_run", int, path, where),
         isolation=_optional(item, "isolation", str, path, where),
+        multipl_e_status=_optional(item, "multipl_e_status", str, path, where),
     )
 
 

@@ -84,6 +84,9 @@ def sample_entry(sample: Sample, solution: str, result: ExecResult) -> dict[str,
         "tests_run": result.tests_run,
         "isolation": result.isolation.value,  # what this verdict ran under (journal reuse too)
     }
+    status = (result.outputs or {}).get("multipl_e_status")
+    if isinstance(status, str):  # MultiPL-E's own: OK, SyntaxError, Exception, Timeout
+        entry["multipl_e_status"] = status
     if sample.raw_solution is not None:
         entry["raw_solution"] = sample.raw_solution
     return entry

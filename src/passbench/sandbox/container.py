@@ -40,11 +40,10 @@ from passbench.sandbox.images import (
     LABEL_PYTHON,
     LABEL_VERSION,
     default_image,
-    lock_label,
     passbench_version,
 )
 from passbench.sandbox.retrying import run_with_retries
-from passbench.sandbox.wire import RunRequest, read_verdicts, request_to_json
+from passbench.sandbox.wire import RunRequest, offered_environment, read_verdicts, request_to_json
 
 WarnCallback = Callable[[str], None]
 
@@ -140,24 +139,19 @@ def image_environment(labels: dict[str, str], wanted: EnvironmentRef, image: str
         )
     if wanted.name == "host":
         return EnvironmentRef("host", "", labels.get(LABEL_PYTHON, ""))
-    lock = labels.get(lock_label(wanted.name), "")
-    if not lock:
-        offered = sorted(
-            key.split(".")[3]
-            for key, value in labels.items()
-            if key.startswith("org.passbench.env.") and key.endswith(".lock_sha256") and value
-        )
-        raise SandboxError(
-            f"image {image} has no '{wanted.name}' environment "
-            f"(it has: {', '.join(offered) or 'none'})"
-        )
-    if wanted.lock_sha256 and lock != wanted.lock_sha256:
-        raise SandboxError(
-            f"image {image}: its '{wanted.name}' environment is lock {lock[:12]}, this run's is "
-            f"{wanted.lock_sha256[:12]}; build the image from the same lock "
-            "(`passbench image build`), or run without a local environment to take the image's"
-        )
-    return EnvironmentRef(wanted.name, lock, labels.get(LABEL_PYTHON, ""))
+    prefix, suffix = "org.passbench.env.", ".lock_sha256"
+    environments = {
+        key.split(".")[3]: {"lock_sha256": value, "python_version": labels.get(LABEL_PYTHON, "")}
+        for key, value in labels.items()
+        if key.startswith(prefix) and key.endswith(suffix) and value
+    }
+    return offered_environment(
+        environments,
+        wanted,
+        where=f"image {image}",
+        lock_hint="build the image from the same lock (`passbench image build`), or run without "
+        "a local environment to take the image's",
+    )
 
 
 def describe_engine(config: SandboxConfig, engine: str) -> BackendTarget:

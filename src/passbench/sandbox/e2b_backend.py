@@ -31,7 +31,13 @@ from passbench.errors import BackendUnavailable, InputError, SandboxError
 from passbench.records import ExecResult, Isolation, Program
 from passbench.sandbox.base import BackendTarget, EnvironmentRef, ResultCallback, SandboxConfig
 from passbench.sandbox.retrying import run_with_retries
-from passbench.sandbox.wire import PROTOCOL, RunRequest, read_verdicts, request_to_json
+from passbench.sandbox.wire import (
+    PROTOCOL,
+    RunRequest,
+    offered_environment,
+    read_verdicts,
+    request_to_json,
+)
 
 WarnCallback = Callable[[str], None]
 
@@ -139,22 +145,14 @@ def describe(config: SandboxConfig) -> BackendTarget:
 def template_environment(
     info: dict[str, Any], wanted: EnvironmentRef, where: str
 ) -> EnvironmentRef:
-    """The template's environment that serves `wanted` (same name; same lock when one is
-    asked for), as its agent describes it; SandboxError naming what it has otherwise."""
-    environments = info.get("environments") or {}
-    offered = environments.get(wanted.name)
-    if not isinstance(offered, dict):
-        raise SandboxError(
-            f"{where} has no '{wanted.name}' environment (it has: "
-            f"{', '.join(sorted(environments)) or 'none'}): rebuild the template from deploy/e2b"
-        )
-    lock = str(offered.get("lock_sha256", ""))
-    if wanted.lock_sha256 and lock != wanted.lock_sha256:
-        raise SandboxError(
-            f"{where}: its '{wanted.name}' environment is lock {lock[:12]}, this run's is "
-            f"{wanted.lock_sha256[:12]}; build both from the same passbench and Python version"
-        )
-    return EnvironmentRef(wanted.name, lock, str(offered.get("python_version", "")))
+    """The template's environment that serves `wanted`, as its agent describes it."""
+    return offered_environment(
+        info.get("environments") or {},
+        wanted,
+        where=where,
+        missing_hint=": rebuild the template from deploy/e2b",
+        lock_hint="build both from the same passbench and Python version",
+    )
 
 
 def _agent_info(e2b: Any, template: str, where: str) -> dict[str, Any]:

@@ -24,6 +24,8 @@ DEFAULT_ENVIRONMENTS = ("bigcodebench",)
 LABEL_VERSION = "org.passbench.version"
 LABEL_PYTHON = "org.passbench.python_version"
 LABEL_ENVIRONMENTS = "org.passbench.environments"
+#: MultiPL-E's languages whose toolchains the image has ("js cpp java rs lua", or "")
+LABEL_TOOLCHAINS = "org.passbench.toolchains"
 
 
 def lock_label(environment: str) -> str:
@@ -48,6 +50,7 @@ class ImageSpec:
     environments: tuple[str, ...] = DEFAULT_ENVIRONMENTS
     base_image: str | None = None  # default: python:PYTHON-slim-bookworm
     pip_args: tuple[str, ...] = ()  # for every pip install in the build (offline builds)
+    multiple: bool = False  # MultiPL-E's toolchains (node, g++, the JDK, rustc, Lua)
 
     @property
     def base(self) -> str:
@@ -56,10 +59,11 @@ class ImageSpec:
     def tag(self) -> str:
         """`passbench:VERSION-LOCK12`: this version and the environment's lock, so the tag
         names the contents (`-noenv` for an image without environments)."""
+        toolchains = "-multipl-e" if self.multiple else ""
         if not self.environments:
-            return f"{REPOSITORY}:{passbench_version()}-py{self.python}-noenv"
+            return f"{REPOSITORY}:{passbench_version()}-py{self.python}-noenv{toolchains}"
         locks = "-".join(environment_lock(name, self.python)[:12] for name in self.environments)
-        return f"{REPOSITORY}:{passbench_version()}-{locks}"
+        return f"{REPOSITORY}:{passbench_version()}-{locks}{toolchains}"
 
     def build_args(self) -> dict[str, str]:
         args = {
@@ -74,7 +78,26 @@ class ImageSpec:
             raise InputError(f"the image cannot build environment '{unknown[0]}'")
         for name in self.environments:
             args[f"{name.upper()}_LOCK_SHA256"] = environment_lock(name, self.python)
+        if self.multiple:
+            args.update(multiple_build_args())
         return args
+
+
+def multiple_build_args() -> dict[str, str]:
+    """MULTIPLE=1 and, from MultiPL-E's language table (the one list of what each language
+    needs), the Debian packages to install and the executables and files to check after."""
+    from passbench.benchmarks.multiple import LANGUAGES
+
+    languages = LANGUAGES.values()
+    return {
+        "MULTIPLE": "1",
+        "MULTIPLE_PACKAGES": " ".join(
+            dict.fromkeys(package for lang in languages for package in lang.debian_packages)
+        ),
+        "MULTIPLE_TOOLS": " ".join(
+            dict.fromkeys(tool for lang in languages for tool in lang.tools)
+        ),
+    }
 
 
 def default_image() -> str:

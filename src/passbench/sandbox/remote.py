@@ -19,7 +19,13 @@ from passbench.errors import BackendUnavailable, InputError, SandboxError, WireE
 from passbench.records import ExecResult, Isolation, Program
 from passbench.sandbox.base import BackendTarget, EnvironmentRef, ResultCallback, SandboxConfig
 from passbench.sandbox.retrying import run_with_retries
-from passbench.sandbox.wire import PROTOCOL, RunRequest, read_verdicts, request_to_json
+from passbench.sandbox.wire import (
+    PROTOCOL,
+    RunRequest,
+    offered_environment,
+    read_verdicts,
+    request_to_json,
+)
 
 WarnCallback = Callable[[str], None]
 
@@ -58,26 +64,15 @@ def server_info(endpoint: str, token: str | None, *, timeout_s: float = 30) -> d
     return info
 
 
-def offered_environment(
-    info: dict[str, Any], wanted: EnvironmentRef, endpoint: str
-) -> EnvironmentRef:
-    """The server's environment that serves `wanted` (same name; same lock when one is asked
-    for), as the server describes it; SandboxError naming what it has otherwise."""
-    environments = info.get("environments") or {}
-    offered = environments.get(wanted.name)
-    if not isinstance(offered, dict):
-        raise SandboxError(
-            f"remote backend {endpoint} has no '{wanted.name}' environment "
-            f"(it has: {', '.join(sorted(environments)) or 'none'})"
-        )
-    lock = str(offered.get("lock_sha256", ""))
-    if wanted.lock_sha256 and lock != wanted.lock_sha256:
-        raise SandboxError(
-            f"remote backend {endpoint}: its '{wanted.name}' environment is lock {lock[:12]}, "
-            f"this run's is {wanted.lock_sha256[:12]}; build the same environment on both "
-            "sides, or run without a local one to take the server's"
-        )
-    return EnvironmentRef(wanted.name, lock, str(offered.get("python_version", "")))
+def _environment(info: dict[str, Any], wanted: EnvironmentRef, endpoint: str) -> EnvironmentRef:
+    """The server's environment that serves `wanted`, as the server describes it."""
+    return offered_environment(
+        info.get("environments") or {},
+        wanted,
+        where=f"remote backend {endpoint}",
+        lock_hint="build the same environment on both sides, or run without a local one to "
+        "take the server's",
+    )
 
 
 def describe(config: SandboxConfig) -> BackendTarget:
@@ -89,7 +84,7 @@ def describe(config: SandboxConfig) -> BackendTarget:
     return BackendTarget(
         backend="remote",
         location=config.endpoint,
-        environment=offered_environment(info, wanted, config.endpoint),
+        environment=_environment(info, wanted, config.endpoint),
         isolation=f"{info.get('isolation', Isolation.BUBBLEWRAP.value)} on the server",
     )
 
@@ -106,7 +101,7 @@ class RemoteSandbox:
         self.endpoint = config.endpoint.rstrip("/")
         self.warn = warn or (lambda message: None)
         info = server_info(self.endpoint, config.token)
-        self.environment = offered_environment(info, config.environment, self.endpoint)
+        self.environment = _environment(info, config.environment, self.endpoint)
         self._isolation = Isolation(info.get("isolation", Isolation.BUBBLEWRAP.value))
         self._cgroup = "remote"
         self._client = httpx.Client(

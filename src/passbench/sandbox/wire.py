@@ -47,6 +47,35 @@ def _optional(data: Mapping[str, Any], name: str, kind: type | tuple[type, ...],
     return _need(data, name, kind, where)
 
 
+def offered_environment(
+    environments: Mapping[str, Any],
+    wanted: EnvironmentRef,
+    *,
+    where: str,
+    missing_hint: str = "",
+    lock_hint: str,
+) -> EnvironmentRef:
+    """The environment of `environments` ({name: {lock_sha256, python_version}}, as a server,
+    a template's agent or an image's labels describe them) that serves `wanted`: the same
+    name, and the same lock when one is asked for. Otherwise SandboxError: `where` names the
+    backend ("image X", "remote backend URL"), `missing_hint` follows the list of what it has
+    (from ": ..."), `lock_hint` says how to get the same lock. One check for every remote
+    backend, so they refuse alike."""
+    offered = environments.get(wanted.name)
+    if not isinstance(offered, Mapping):
+        raise SandboxError(
+            f"{where} has no '{wanted.name}' environment "
+            f"(it has: {', '.join(sorted(environments)) or 'none'}){missing_hint}"
+        )
+    lock = str(offered.get("lock_sha256", ""))
+    if wanted.lock_sha256 and lock != wanted.lock_sha256:
+        raise SandboxError(
+            f"{where}: its '{wanted.name}' environment is lock {lock[:12]}, this run's is "
+            f"{wanted.lock_sha256[:12]}; {lock_hint}"
+        )
+    return EnvironmentRef(wanted.name, lock, str(offered.get("python_version", "")))
+
+
 def program_to_json(program: Program) -> dict[str, Any]:
     return asdict(program)
 
