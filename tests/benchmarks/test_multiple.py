@@ -209,6 +209,22 @@ def test_every_task_round_trips_through_the_chat_sanitizer(key: str) -> None:
     assert _task("java", "HumanEval_0_has_close_elements").entry_point == "hasCloseElements"
 
 
+@pytest.mark.parametrize("key", sorted(LANGUAGES))
+def test_a_base_models_answer_is_cut_at_the_stop_tokens(key: str) -> None:
+    """A direct completion that ran past the function (a provider that ignored the stops) is
+    cut where MultiPL-E's generation stops, not reshaped by the chat sanitizer."""
+    from passbench.pipeline import sanitize_task_answer
+
+    benchmark = _benchmark(key)
+    task = benchmark.load(data=DataSettings(data_dir=DATA_DIR, download=False)).tasks[0]
+    stop = LANGUAGES[key].stop_tokens[0]
+    rambling = GOOD[key] + stop + " more text the model went on with"
+    result = sanitize_task_answer(task.prompts["complete"] + rambling, task, "complete")
+    assert result.ok and "more text" not in result.code
+    assert result.code == benchmark.solution_from_completion(task, rambling)
+    assert result.code.startswith(task.prompts["complete"] + GOOD[key].rstrip("\n"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(LANGUAGES))
 def test_chat_answers_pass_in_the_sandbox(sandbox: Sandbox, key: str) -> None:

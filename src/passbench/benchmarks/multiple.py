@@ -357,9 +357,17 @@ class MultiPLE(BenchmarkBase):
         return task.prompts["complete"] + truncate_at_stop(completion, self.language.stop_tokens)
 
     def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
-        """A chat answer's fenced block in this language, shaped as prompt + completion so the
-        tests that follow it find one definition (sanitize/foreign.py)."""
+        """A base model's answer (the prompt followed by its continuation, no fence) is cut at
+        the language's stop tokens, as MultiPL-E's generation cuts it. A chat answer's fenced
+        block in this language is shaped as prompt + completion so that the tests that follow it
+        find one definition (sanitize/foreign.py)."""
+        from passbench.sanitize import SanitizeResult
         from passbench.sanitize.foreign import sanitize_foreign
+
+        prompt = task.prompts["complete"]
+        if answer.startswith(prompt) and "```" not in answer[len(prompt) :]:
+            continuation = answer[len(prompt) :]
+            return SanitizeResult(self.solution_from_completion(task, continuation), True)
 
         return sanitize_foreign(
             answer,
