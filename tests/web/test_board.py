@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.web.conftest import OFFICIAL, OURS, SHARED_MODEL, leaderboard_file
 
 from passbench import scoring
 from passbench.report.analysis import Options
@@ -18,7 +19,6 @@ from passbench.store.database import Store
 from passbench.web import board as boards
 from passbench.web.board import BoardRow, View
 from passbench.web.filters import BoardState
-from tests.web.conftest import OFFICIAL, OURS, SHARED_MODEL, leaderboard_file
 
 HARD_COMPLETE = View("bigcodebench", "hard", "complete")
 

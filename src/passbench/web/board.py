@@ -20,13 +20,14 @@ its own, so where intervals overlap, the band is wider than one rank.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
 from passbench import scoring
@@ -241,7 +242,7 @@ def board(session: Session, view: View, confidence: float = CONFIDENCE) -> list[
         method = "none (published without per-task results)"
         if tasks is not None:
             solved = round(score.pass_at_1_percent / 100 * tasks)
-            low, high = (100 * x for x in scoring.clopper_pearson(solved, tasks, confidence))
+            low, high = _exact_percent(solved, tasks, confidence)
             method = f"clopper-pearson, assuming 1 greedy sample × {tasks} tasks"
         rows.append(
             BoardRow(
@@ -257,6 +258,28 @@ def board(session: Session, view: View, confidence: float = CONFIDENCE) -> list[
             )
         )
     return rank(rows)
+
+
+@functools.lru_cache(maxsize=8192)
+def _exact_percent(solved: int, trials: int, confidence: float) -> tuple[float, float]:
+    """Clopper-Pearson in percent. Cached: a pure function of small integers, which the
+    public board repeats (its 202 scores have at most 1141 distinct values)."""
+    low, high = scoring.clopper_pearson(solved, trials, confidence)
+    return 100 * low, 100 * high
+
+
+def stamp(session: Session) -> tuple[object, ...]:
+    """What changes whenever a board can change: the app recomputes boards when this does."""
+    return tuple(
+        session.execute(
+            select(
+                select(func.max(Run.id)).scalar_subquery(),
+                select(func.coalesce(func.sum(Run.id), 0)).where(Run.hidden).scalar_subquery(),
+                select(func.max(ReportedSource.id)).scalar_subquery(),
+                select(func.count()).select_from(Model).scalar_subquery(),
+            )
+        ).one()
+    )
 
 
 def rank(rows: Sequence[BoardRow]) -> list[BoardRow]:
