@@ -109,6 +109,28 @@ class Browser:
                 raise AssertionError(f"timed out waiting for: {expression}")
             time.sleep(0.1)
 
+    def click(self, selector: str) -> None:
+        """A real mouse click (press and release) in the middle of the element."""
+        box = self.evaluate(
+            f"""(() => {{
+              const element = document.querySelector({selector!r});
+              element.scrollIntoView({{block: 'center'}});
+              const r = element.getBoundingClientRect();
+              return [r.left + r.width / 2, r.top + r.height / 2];
+            }})()"""
+        )
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            self.call(
+                "Input.dispatchMouseEvent",
+                {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1},
+            )
+
+    def download_into(self, folder: Path) -> None:
+        """Save what the page downloads into `folder`."""
+        self._call(
+            "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(folder)}
+        )
+
     def screenshot(self) -> bytes:
         return base64.b64decode(self.call("Page.captureScreenshot", {"format": "png"})["data"])
 

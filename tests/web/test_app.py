@@ -7,24 +7,24 @@ Needs Chromium (Debian package `chromium`) and skips without it."""
 from __future__ import annotations
 
 import io
+import json
 import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from tests.web.browser import CHROMIUM, Browser
-from tests.web.conftest import SHARED_MODEL
+from tests.web.conftest import OURS, SHARED_MODEL
 
+from passbench.results import load_results
 from passbench.store.database import Store
 from passbench.web import board as boards
 from passbench.web.board import BoardRow
 from passbench.web.filters import BoardState
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed"),
-]
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 pytest.importorskip("gradio")
 pytest.importorskip("websockets")
 
@@ -82,9 +82,7 @@ def _board(store: Store, key: str) -> list[BoardRow]:
 
 
 def _count(browser: Browser, text: str) -> None:
-    browser.wait_for(
-        f"(document.querySelector('#board-count') || {{}}).innerText === {text!r}", 60
-    )
+    browser.wait_for(f"(document.querySelector('#board-count') || {{}}).innerText === {text!r}", 60)
 
 
 def _shown(browser: Browser, first: str) -> list[list[str]]:
@@ -166,13 +164,13 @@ def test_typing_a_filter_narrows_the_board_and_rewrites_the_address(
 
 
 def test_a_click_on_a_row_opens_the_model_page(
-    server: str, browser: Browser, filled: tuple[Store, dict[str, int]]
+    server: str, browser: Browser, filled: tuple[Store, dict[str, int]], tmp_path: Path
 ) -> None:
     store, runs = filled
     browser.open(server + "?view=bigcodebench-hard-complete&q=demo-model-v2")
     browser.wait_for("document.querySelector('#board-count')?.innerText.startsWith('1 of ')", 60)
     _shown(browser, "demo-model-v2")
-    browser.evaluate("document.querySelector('#board [data-testid=cell-0-2]').click()")
+    browser.click("#board [data-testid=cell-0-2]")
     info = browser.wait_for(
         "document.querySelector('#model-info')?.innerText.includes('Runs') && "
         "document.querySelector('#model-info').innerText"
@@ -180,9 +178,10 @@ def test_a_click_on_a_row_opens_the_model_page(
     with store.transaction() as session:
         run = session.get(boards.Run, runs["demo-model-v2"])
         assert run is not None
-        facts = (run.harness_version, run.dataset_sha256, run.backend, run.isolation)
+        facts = [run.harness_version, run.dataset_sha256, run.isolation, run.evaluated_at]
+        facts += [fact for fact in (run.backend, run.env_name) if fact]
     assert "demo-model-v2" in info
-    assert all(fact and fact[:12] in info for fact in facts)  # provenance shown
+    assert all(fact and fact[:12] in info for fact in facts), (facts, info)  # provenance
     assert "verified" in info
     tasks = browser.wait_for(
         "document.querySelectorAll('#model-tasks [role=gridcell][data-col=\"0\"]').length"
@@ -191,12 +190,24 @@ def test_a_click_on_a_row_opens_the_model_page(
     )
     assert all(task.startswith("BigCodeBench/") for task in tasks)
     browser.wait_for("location.search.includes('tab=model') && location.search.includes('v2')")
-    # the result file and the samples can be downloaded
-    links = browser.wait_for(
-        "Array.from(document.querySelectorAll('#download-results a[href], "
-        "#download-samples a[href]')).map(a => a.href).filter(h => h.includes('run'))"
-    )
-    assert len(links) == 2
+    # the result file and the samples download as the files they were imported from say
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    browser.download_into(folder)
+    browser.click("#download-results")
+    browser.click("#download-samples")
+    deadline = time.monotonic() + 30
+    while len([p for p in folder.iterdir() if not p.name.endswith(".crdownload")]) < 2:
+        assert time.monotonic() < deadline, list(folder.iterdir())
+        time.sleep(0.1)
+    results = next(folder.glob("*_eval_results.json"))
+    samples = next(folder.glob("*.jsonl"))
+    original = load_results(OURS)
+    assert load_results(results).counts() == original.counts()
+    lines = [json.loads(line) for line in samples.read_text().splitlines()]
+    assert [(s["task_id"], s["solution"]) for s in lines] == [
+        (s.task_id, s.solution) for samples_ in original.tasks.values() for s in samples_
+    ]
 
 
 def test_the_compare_view_gives_the_paired_statistics(
@@ -220,4 +231,3 @@ def test_the_compare_view_gives_the_paired_statistics(
         "document.querySelectorAll('#compare-tasks [role=gridcell][data-col=\"0\"]').length"
         f" === {differ}"
     )
-
