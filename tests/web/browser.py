@@ -125,6 +125,15 @@ class Browser:
                 {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1},
             )
 
+    def type(self, selector: str, text: str) -> None:
+        """Click into the element and type `text` as a keyboard would."""
+        self.click(selector)
+        for character in text:
+            self.call(
+                "Input.dispatchKeyEvent", {"type": "keyDown", "text": character, "key": character}
+            )
+            self.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": character})
+
     def download_into(self, folder: Path) -> None:
         """Save what the page downloads into `folder`."""
         self._call(

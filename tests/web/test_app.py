@@ -82,7 +82,15 @@ def _board(store: Store, key: str) -> list[BoardRow]:
 
 
 def _count(browser: Browser, text: str) -> None:
-    browser.wait_for(f"(document.querySelector('#board-count') || {{}}).innerText === {text!r}", 60)
+    try:
+        browser.wait_for(
+            f"(document.querySelector('#board-count') || {{}}).innerText === {text!r}", 60
+        )
+    except AssertionError:
+        shown = browser.evaluate(
+            "[(document.querySelector('#board-count') || {}).innerText, location.href]"
+        )
+        raise AssertionError(f"the count says {shown!r}, not {text!r}") from None
 
 
 def _shown(browser: Browser, first: str) -> list[list[str]]:
@@ -142,23 +150,22 @@ def test_the_address_filters_and_sorts_the_board(
     browser.wait_for(f"location.search === {'?' + canonical!r}")
 
 
-def test_typing_a_filter_narrows_the_board_and_rewrites_the_address(
+def test_picking_a_board_and_typing_a_filter_rewrite_the_board_and_the_address(
     server: str, browser: Browser, filled: tuple[Store, dict[str, int]]
 ) -> None:
     store, _ = filled
-    rows = _board(store, "bigcodebench-full-complete")
+    first = _board(store, "bigcodebench-full-complete")
     browser.open(server)
+    _count(browser, f"{len(first)} of {len(first)} rows shown · 0 hidden by filters")
+    browser.wait_for("location.search === '?view=bigcodebench-full-complete'")
+
+    rows = _board(store, "bigcodebench-hard-instruct")
+    browser.click("#view input[value='bigcodebench-hard-instruct']")
     _count(browser, f"{len(rows)} of {len(rows)} rows shown · 0 hidden by filters")
-    browser.evaluate(
-        """(() => {
-          const box = document.querySelector('#q textarea, #q input');
-          box.value = 'llama';
-          box.dispatchEvent(new Event('input', {bubbles: true}));
-        })()"""
-    )
+    browser.type("#q textarea", "llama")
     expected, hidden = BoardState(q="llama").apply(rows)
     _count(browser, f"{len(expected)} of {len(rows)} rows shown · {hidden} hidden by filters")
-    browser.wait_for("location.search.includes('q=llama')")
+    browser.wait_for("location.search === '?view=bigcodebench-hard-instruct&q=llama'")
     shown = _shown(browser, expected[0].model)
     assert all("llama" in cells[MODEL].lower() for cells in shown)
 

@@ -11,14 +11,15 @@
 The app reads the store only through web.board, as the static build does. It executes nothing:
 samples are data here; scoring is a worker's job (docs/leaderboard.md). What the reader chose
 lives in the address (web.filters documents the parameters, plus `tab`, `model`, `run`,
-`compare=RUN,RUN`): the page reads it on load and rewrites it with history.replaceState.
+`compare=RUN,RUN`): the page reads it in the browser when it opens and rewrites it with
+history.replaceState as the reader changes anything.
 
 The submit and queue tabs are added by the submission queue's part, after `Compare` in
 `build_blocks` (see `_submission_tabs`).
 """
 
-# No `from __future__ import annotations`: Gradio reads `gr.Request` and `gr.SelectData` from
-# the handlers' annotations at run time, and `gr` is imported inside build_blocks (an extra).
+# No `from __future__ import annotations`: Gradio reads `gr.SelectData` from a handler's
+# annotations at run time, and `gr` is imported inside build_blocks (an optional extra).
 import csv
 import hashlib
 import io
@@ -42,11 +43,14 @@ _CSS = """
 #board-count {font-weight: 600}
 .provenance code {font-size: 12px}
 """
-#: Rewrites the address from the hidden query field; runs in the browser only.
+#: The address's query, read in the browser when the page opens.
+_READ_URL = "() => [window.location.search]"
+#: Rewrites the address from the hidden query field; runs in the browser only. An empty field
+#: is the page still opening (the app always writes the view): the address is left alone, so
+#: the load reads it first.
 _REPLACE_URL = """(query) => {
-  const next = query ? '?' + query : window.location.pathname;
-  if (window.location.search !== (query ? '?' + query : '')) {
-    window.history.replaceState(null, '', next);
+  if (query && window.location.search !== '?' + query) {
+    window.history.replaceState(null, '', '?' + query);
   }
   return [];
 }"""
@@ -218,8 +222,9 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
                 view = gr.Radio(label="Board", elem_id="view")
                 with gr.Row():
                     search = gr.Textbox(label="Model contains", elem_id="q")
-                    size_min = gr.Number(label="Size ≥ (B)", elem_id="size-min")
-                    size_max = gr.Number(label="Size ≤ (B)", elem_id="size-max")
+                    # text, not gr.Number: an empty box must mean "no bound", never 0
+                    size_min = gr.Textbox(label="Size ≥ (B)", elem_id="size-min")
+                    size_max = gr.Textbox(label="Size ≤ (B)", elem_id="size-max")
                     date_from = gr.Textbox(label="Released from", placeholder="YYYY-MM-DD")
                     date_to = gr.Textbox(label="Released to", placeholder="YYYY-MM-DD")
                 with gr.Row():
@@ -274,8 +279,6 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
                     max_height=500,
                 )
             _submission_tabs(gr)
-        for name, opened in (("board", board_tab), ("model", model_tab), ("compare", compare_tab)):
-            opened.select(lambda name=name: name, None, tab, api_visibility="private")
 
         filters = [
             view, search, size_min, size_max, date_from, date_to,
@@ -289,8 +292,8 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
             params = {
                 "view": v or "",
                 "q": q or "",
-                "size_min": "" if lo is None else str(lo),
-                "size_max": "" if hi is None else str(hi),
+                "size_min": "" if lo is None else str(lo).strip(),
+                "size_max": "" if hi is None else str(hi).strip(),
                 "from": start or "",
                 "to": end or "",
                 "open_weights": "1" if weights else "",
@@ -302,8 +305,8 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
             }
             return BoardState.from_query(params)
 
-        def render(*values: Any) -> list[Any]:
-            state = state_of(*values)
+        def render(state: BoardState) -> list[Any]:
+            """The count, the table and the downloads for `state`."""
             found, rows_of = cache.current()
             chosen = boards.find_view(found, state.view)
             if chosen is None:
@@ -316,10 +319,11 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
             csv_path, json_path = _downloads(folder, shown, list(state.columns), chosen)
             return [text, frame, csv_path, json_path]
 
-        def address(*values: Any) -> str:
+        def query_of(
+            state: BoardState, tab: str | None, model_id: Any, first: Any, second: Any
+        ) -> str:
             """The address's query: the board's state, then the tab and what it shows."""
-            *board_values, tab, model_id, first, second = values
-            params = state_of(*board_values).to_query()
+            params = state.to_query()
             if tab == "model" and model_id is not None:
                 names = {mid: name for name, mid in model_choices()}
                 params.update(tab="model", model=names.get(int(model_id), ""))
@@ -327,8 +331,19 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
                 params.update(tab="compare", compare=f"{int(first)},{int(second)}")
             return urllib.parse.urlencode(params)
 
-        def open_page(request: gr.Request) -> list[Any]:
-            params: Mapping[str, str] = dict(request.query_params) if request else {}
+        def refilter(*values: Any) -> list[Any]:
+            """A reader changed a filter: the board, and the address to match."""
+            *board_values, tab_, model_id, first, second = values
+            state = state_of(*board_values)
+            return [*render(state), query_of(state, tab_, model_id, first, second)]
+
+        def address(*values: Any) -> str:
+            *board_values, tab_, model_id, first, second = values
+            return query_of(state_of(*board_values), tab_, model_id, first, second)
+
+        def open_page(search: str | None) -> list[Any]:
+            """The page opened at an address (its query, as the browser sees it)."""
+            params: Mapping[str, str] = dict(urllib.parse.parse_qsl((search or "").lstrip("?")))
             state = BoardState.from_query(params)
             found, _ = cache.current()
             chosen = boards.find_view(found, state.view)
@@ -343,8 +358,8 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
             return [
                 gr.Radio(choices=[(v.label, v.key) for v in found], value=state.view),
                 state.q,
-                state.size_min,
-                state.size_max,
+                "" if state.size_min is None else f"{state.size_min:g}",
+                "" if state.size_max is None else f"{state.size_max:g}",
                 state.date_from.isoformat() if state.date_from else "",
                 state.date_to.isoformat() if state.date_to else "",
                 state.open_weights,
@@ -358,32 +373,54 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
                 gr.Dropdown(choices=runs, value=pair[1] if len(pair) > 1 else None),
                 gr.Tabs(selected=chosen_tab),
                 chosen_tab,
+                *render(state),
+                query_of(
+                    state,
+                    chosen_tab,
+                    picked,
+                    pair[0] if pair else None,
+                    pair[1] if len(pair) > 1 else None,
+                ),
             ]
 
-        blocks.load(
-            open_page, outputs=[*filters, model, run_a, run_b, tabs, tab], api_visibility="private"
-        ).then(
-            render,
-            inputs=filters,
-            outputs=[count, grid, csv_file, json_file],
-            api_visibility="private",
-        )
-        gr.on(
-            [_changed(f) for f in filters],
-            render,
-            inputs=filters,
-            outputs=[count, grid, csv_file, json_file],
-            trigger_mode="always_last",
-            api_visibility="private",
-        )
+        board_outputs = [count, grid, csv_file, json_file]
         where = [*filters, tab, model, run_a, run_b]
+        # One round trip on load: the controls from the address, and the board they select.
+        # Readers' changes are `input` events, so the load's own updates trigger nothing.
+        blocks.load(
+            open_page,
+            inputs=query,
+            js=_READ_URL,
+            outputs=[*filters, model, run_a, run_b, tabs, tab, *board_outputs, query],
+            queue=False,
+            api_visibility="private",
+        )
         gr.on(
-            [_changed(f) for f in where],
+            [_on_input(f) for f in filters],
+            refilter,
+            inputs=where,
+            outputs=[*board_outputs, query],
+            trigger_mode="always_last",
+            queue=False,
+            api_visibility="private",
+        )
+        gr.on(
+            [model.input, run_a.input, run_b.input],
             address,
             inputs=where,
             outputs=query,
+            queue=False,
             api_visibility="private",
         )
+
+        def switch(name: str) -> Callable[..., list[Any]]:
+            def opened(*values: Any) -> list[Any]:
+                return [name, address(*values[:-4], name, *values[-3:])]
+
+            return opened
+
+        for name, opened in (("board", board_tab), ("model", model_tab), ("compare", compare_tab)):
+            opened.select(switch(name), where, [tab, query], queue=False, api_visibility="private")
 
         def show_model(model_id: int | None) -> list[Any]:
             if model_id is None:
@@ -425,16 +462,24 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
 
         def pick_row(event: gr.SelectData, *values: Any) -> list[Any]:
             """A click on a board row opens its model's page."""
-            state = state_of(*values)
+            *board_values, _, _, first, second = values
+            state = state_of(*board_values)
             headers, _ = table([], state.columns)
             row = list(event.row_value or [])
             name = row[headers.index("Model")] if "Model" in headers and row else None
             picked = next((mid for label, mid in model_choices() if label == name), None)
             if picked is None:
-                return [gr.Dropdown(), gr.Tabs(), "board"]
-            return [gr.Dropdown(value=picked), gr.Tabs(selected="model"), "model"]
+                return [gr.Dropdown(), gr.Tabs(), "board", address(*values)]
+            return [
+                gr.Dropdown(value=picked),
+                gr.Tabs(selected="model"),
+                "model",
+                query_of(state, "model", picked, first, second),
+            ]
 
-        grid.select(pick_row, inputs=filters, outputs=[model, tabs, tab], api_visibility="private")
+        grid.select(
+            pick_row, inputs=where, outputs=[model, tabs, tab, query], api_visibility="private"
+        )
 
         def compare_runs(first: int | None, second: int | None) -> list[Any]:
             if first is None or second is None:
@@ -464,10 +509,10 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
     return blocks
 
 
-def _changed(component: Any) -> Any:
-    """The component's change event (typed loosely: Gradio's stubs do not list it on every
-    component class)."""
-    return component.change
+def _on_input(component: Any) -> Any:
+    """The component's `input` event: a reader's change, not a value set by the app (typed
+    loosely: Gradio's annotations do not list it on every component class)."""
+    return component.input
 
 
 def _submission_tabs(gr: Any) -> None:
