@@ -348,13 +348,22 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
             found, _ = cache.current()
             chosen = boards.find_view(found, state.view)
             state = replace(state, view=chosen.key if chosen else None)
-            models = model_choices()
-            runs = run_choices()
-            picked = next((mid for name, mid in models if name == params.get("model")), None)
-            pair = [int(x) for x in params.get("compare", "").split(",") if x.isdigit()][:2]
-            known_runs = {run_id for _, run_id in runs}
-            pair = [run_id for run_id in pair if run_id in known_runs]
             chosen_tab = params.get("tab") if params.get("tab") in TABS else "board"
+            # The model and run lists are filled when their tab opens: a board's load stays
+            # one small answer, and setting no picker sets off none of their events.
+            picked, pair = None, []
+            model_pick, run_pick_a, run_pick_b = gr.skip(), gr.skip(), gr.skip()
+            if chosen_tab == "model":
+                models = model_choices()
+                picked = next((m for name, m in models if name == params.get("model")), None)
+                model_pick = gr.Dropdown(choices=models, value=picked)
+            elif chosen_tab == "compare":
+                runs = run_choices()
+                known = {run_id for _, run_id in runs}
+                pair = [int(x) for x in params.get("compare", "").split(",") if x.isdigit()]
+                pair = [run_id for run_id in pair[:2] if run_id in known]
+                run_pick_a = gr.Dropdown(choices=runs, value=pair[0] if pair else None)
+                run_pick_b = gr.Dropdown(choices=runs, value=pair[1] if len(pair) > 1 else None)
             return [
                 gr.Radio(choices=[(v.label, v.key) for v in found], value=state.view),
                 state.q,
@@ -368,9 +377,9 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
                 list(state.badges),
                 state.sort,
                 list(state.columns),
-                gr.Dropdown(choices=models, value=picked),
-                gr.Dropdown(choices=runs, value=pair[0] if pair else None),
-                gr.Dropdown(choices=runs, value=pair[1] if len(pair) > 1 else None),
+                model_pick,
+                run_pick_a,
+                run_pick_b,
                 gr.Tabs(selected=chosen_tab),
                 chosen_tab,
                 *render(state),
@@ -414,13 +423,31 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
         )
 
         def switch(name: str) -> Callable[..., list[Any]]:
+            """Opening tab `name`: the address says so; its pickers get the current lists."""
+
             def opened(*values: Any) -> list[Any]:
-                return [name, address(*values[:-4], name, *values[-3:])]
+                *_, model_id, first, second = values
+                pickers = [gr.skip(), gr.skip(), gr.skip()]
+                if name == "model":
+                    pickers[0] = gr.Dropdown(choices=model_choices(), value=model_id)
+                elif name == "compare":
+                    runs = run_choices()
+                    pickers[1:] = [
+                        gr.Dropdown(choices=runs, value=first),
+                        gr.Dropdown(choices=runs, value=second),
+                    ]
+                return [name, address(*values[:-4], name, *values[-3:]), *pickers]
 
             return opened
 
         for name, opened in (("board", board_tab), ("model", model_tab), ("compare", compare_tab)):
-            opened.select(switch(name), where, [tab, query], queue=False, api_visibility="private")
+            opened.select(
+                switch(name),
+                where,
+                [tab, query, model, run_a, run_b],
+                queue=False,
+                api_visibility="private",
+            )
 
         def show_model(model_id: int | None) -> list[Any]:
             if model_id is None:
@@ -471,7 +498,7 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
             if picked is None:
                 return [gr.Dropdown(), gr.Tabs(), "board", address(*values)]
             return [
-                gr.Dropdown(value=picked),
+                gr.Dropdown(choices=model_choices(), value=picked),
                 gr.Tabs(selected="model"),
                 "model",
                 query_of(state, "model", picked, first, second),
