@@ -290,3 +290,75 @@ def worker(
     finally:
         store.close()
     click.echo(f"{handled} jobs handled", err=True)
+
+
+@click.option(
+    "--output",
+    "-o",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder to write the static board into (created).",
+)
+@db_option
+@config_option
+@click.pass_context
+def build(ctx: click.Context, /, output: Path, **options: Any) -> None:
+    """Write the board as static files: results.json (and results-hard.json) in the public
+    leaderboard's schema, board.json, a Parquet task x model matrix per view, index.html.
+    The same query as `passbench leaderboard serve`: the two never disagree."""
+    from passbench.web.static import build as build_site
+
+    store = _open(ctx, "leaderboard", options)
+    try:
+        with store.transaction() as session:
+            done = build_site(session, output)
+    finally:
+        store.close()
+    click.echo(
+        f"wrote {len(done.files)} files ({done.views} views, {done.rows} rows) to {output}",
+        err=True,
+    )
+
+
+@leaderboard.command(name="serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=7860, show_default=True, help="Port to listen on.")
+@db_option
+@config_option
+@click.pass_context
+def serve_board(ctx: click.Context, /, host: str, port: int, **options: Any) -> None:
+    """Serve the leaderboard app (Gradio): the board, model pages, comparisons. It only reads
+    the store; submitted code never runs in its process."""
+    if importlib.util.find_spec("gradio") is None:
+        raise InputError("the leaderboard app needs Gradio: pip install 'passbench[leaderboard]'")
+    from passbench.web.app import serve
+
+    store = _open(ctx, "leaderboard", options)
+    click.echo(f"passbench leaderboard on http://{host}:{port} ({store.url})", err=True)
+    try:
+        serve(store, host=host, port=port)
+    finally:
+        store.close()
+
+
+@leaderboard.command()
+@click.argument("run_id", type=int)
+@click.option("--show", is_flag=True, help="Show a hidden run again.")
+@db_option
+@config_option
+@click.pass_context
+def hide(ctx: click.Context, /, run_id: int, show: bool, **options: Any) -> None:
+    """Hide a run from every view of the board (an admin's action; nothing is deleted)."""
+    from passbench.web.board import set_hidden
+
+    store = _open(ctx, "leaderboard", options)
+    try:
+        with store.transaction() as session:
+            try:
+                run = set_hidden(session, run_id, hidden=not show)
+            except LookupError:
+                raise InputError(f"no run {run_id} in {store.url}", field="RUN_ID") from None
+            name = run.model.name
+    finally:
+        store.close()
+    click.echo(f"run {run_id} ({name}) {'shown' if show else 'hidden'}", err=True)

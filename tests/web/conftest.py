@@ -1,0 +1,59 @@
+"""A store as the leaderboard sees it: the public board's 202 models (Full and Hard, reported),
+a run a worker verified and a run imported from the official evaluator's files, the latter
+under a model the public board also lists."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from passbench.store.database import Store, open_store
+from passbench.store.importing import import_results
+from passbench.store.official_leaderboard import import_official
+
+DATA = Path(__file__).resolve().parents[1] / "report" / "data"
+OFFICIAL = (
+    DATA
+    / "demo-model--bigcodebench-hard-complete--official-0-1-sanitized-calibrated_eval_results.json"
+)
+OURS = (
+    DATA / "demo-model-v2--bigcodebench-hard-complete--0.8-5-sanitized-calibrated_eval_results.json"
+)
+#: The imported run is stored under this public model's name.
+SHARED_MODEL = "Magicoder-S-DS-6.7B"
+
+
+def leaderboard_file(data_dir: Path, subset: str) -> Path:
+    path = data_dir / "leaderboard" / f"bigcodebench-results-{subset}.json"
+    if not path.is_file():
+        pytest.fail(f"{path} not found; set PASSBENCH_DATA_DIR to the shared datasets folder")
+    return path
+
+
+def fill_store(store: Store, data_dir: Path, folder: Path) -> dict[str, int]:
+    """Import both public files and the two runs; returns the runs' ids by model name."""
+    for subset in ("full", "hard"):
+        import_official(store, leaderboard_file(data_dir, subset))
+    verified = import_results(store, OURS, provenance="verified")
+    renamed = folder / OFFICIAL.name.replace("demo-model", SHARED_MODEL)
+    renamed.write_bytes(OFFICIAL.read_bytes())
+    side = json.loads(Path(str(OFFICIAL).replace("eval_results", "pass_at_k")).read_text())
+    side["model"] = SHARED_MODEL
+    (folder / renamed.name.replace("eval_results", "pass_at_k")).write_text(json.dumps(side))
+    imported = import_results(store, renamed)
+    return {verified.model: verified.run_id, SHARED_MODEL: imported.run_id}
+
+
+@pytest.fixture(scope="module")
+def filled(
+    data_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Store, dict[str, int]]]:
+    folder = tmp_path_factory.mktemp("board")
+    store = open_store(f"sqlite:///{folder / 'store.db'}")
+    try:
+        yield store, fill_store(store, data_dir, folder)
+    finally:
+        store.close()
