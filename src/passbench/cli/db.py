@@ -292,6 +292,7 @@ def worker(
     click.echo(f"{handled} jobs handled", err=True)
 
 
+@leaderboard.command()
 @click.option(
     "--output",
     "-o",
