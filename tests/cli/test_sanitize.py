@@ -122,7 +122,8 @@ def test_humaneval_entry_points(tmp_path: Path, data_dir: Path) -> None:
 
 def test_multiple_chat_answers_take_the_languages_block(tmp_path: Path, data_dir: Path) -> None:
     """MultiPL-E: the C++ block (not the Python one) replaces the prompt's open function, its
-    `main` dropped and its last `}` left to the tests; a completion continues the prompt."""
+    `main` dropped and its last `}` left to the tests; a completion continues the prompt, cut
+    at the language's stop tokens ("\n}") as MultiPL-E cuts it."""
     if not (data_dir / "multipl-e").is_dir():
         pytest.skip(f"MultiPL-E data not found in {data_dir}")
     answer = (
@@ -140,7 +141,7 @@ def test_multiple_chat_answers_take_the_languages_block(tmp_path: Path, data_dir
     assert chat["solution"].endswith("// (12)\nlong add(long x, long y) {\n    return x + y;\n")
     assert chat["solution"].startswith("#include<assert.h>")
     assert "main" not in chat["solution"] and "def add" not in chat["solution"]
-    assert completion["solution"] == chat["solution"]
+    assert completion["solution"] == chat["solution"].rstrip("\n")
     assert wrong["sanitize_error"] == "no definition of 'add' found"
 
 
