@@ -486,7 +486,9 @@ def submit(
 
     client = _client(server)
     with tempfile.TemporaryDirectory(prefix="passbench-submit-") as folder:
-        archive = Path(folder) / f"{bundle.sha256[:12]}.zip"
+        # named after the samples file: the server's messages name it
+        stem = samples.name.removesuffix(".gz").removesuffix(".jsonl") or "samples"
+        archive = Path(folder) / f"{stem}.zip"
         archive.write_bytes(bundle_zip(bundle))
         status = _call(client, "/submit", handle_file(str(archive)), *([None] * 9), submit_token)
     position = status["queue_position"]
