@@ -313,6 +313,8 @@ def test_the_form_submits_and_the_queue_tab_follows_the_job(
     try:
         browser.open(deployment.url)
         browser.wait_for("[...document.querySelectorAll('button[role=tab]')].length >= 5", 60)
+        # the page's load answers with the tab its address names: let it land first
+        browser.wait_for("(document.querySelector('#board-count') || {}).innerText", 60)
         browser.evaluate(
             "[...document.querySelectorAll('button[role=tab]')]"
             ".find(b => b.innerText.trim() === 'Submit').click()"
@@ -324,6 +326,7 @@ def test_the_form_submits_and_the_queue_tab_follows_the_job(
         browser.click("#submit-button")
         status = "(document.querySelector('#job-status') || {}).innerText || ''"
         try:
+            browser.wait_for(f"({status}).includes('org/form-model')", 60)  # queued, shown
             browser.wait_for(f"({status}).includes('state: scored')", 240)
         except AssertionError:
             (tmp_path / "failed.png").write_bytes(browser.screenshot())
