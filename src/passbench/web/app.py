@@ -387,7 +387,9 @@ def build_blocks(
                 model_pick,
                 run_pick_a,
                 run_pick_b,
-                gr.Tabs(selected=chosen_tab),
+                # only a tab the address names: a reader who opened another tab while the page
+                # loaded stays there
+                gr.Tabs(selected=chosen_tab) if "tab" in params else gr.skip(),
                 chosen_tab,
                 *render(state),
                 query_of(
