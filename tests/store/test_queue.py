@@ -18,7 +18,8 @@ from sqlalchemy import func, select
 from passbench.benchmarks import load_benchmark
 from passbench.errors import PermissionDenied, SubmissionRejected
 from passbench.settings import Paths
-from passbench.store.bundle import read_bundle
+from passbench.store.bundle import bundle_zip, read_bundle
+from passbench.store.bundle import make_bundle as build_bundle
 from passbench.store.database import Store
 from passbench.store.models import Job, Run, Submission, Submitter
 from passbench.store.queue import (
@@ -33,6 +34,8 @@ from passbench.store.queue import (
     heartbeat,
     hide_submission,
     job_status,
+    queue_listing,
+    reject_job,
     start_running,
     submit_bundle,
 )
@@ -406,3 +409,50 @@ def test_a_worker_scores_a_queued_job_on_each_database(
         run = session.get(Run, status.run_id)
         assert run is not None and run.provenance == "verified" and run.model.name == "model-0"
         assert sorted(task.task_id for task in run.tasks) == sorted(TASKS)
+
+
+def test_a_bundle_made_from_a_samples_file_round_trips_and_the_queue_lists_it(
+    store: Store, tmp_path: Path, benchmarks: BenchmarkData, policy: QueuePolicy, humaneval_sha: str
+) -> None:
+    rows = [{"task_id": task, "solution": SOLUTIONS[task]} for task in TASKS for _ in range(2)]
+    samples = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    made = build_bundle(
+        samples,
+        model="org/made",
+        revision="r2",
+        benchmark="humaneval",
+        dataset_version="v0.1.10",
+        dataset_sha256=humaneval_sha,
+        split="complete",
+        subset="full",
+        passbench_version="0.1.0",
+        size_b=7,
+        name="made.jsonl",
+    )
+    assert made.manifest.generation["n_samples"] == 2  # from the file
+    archive = tmp_path / "made.zip"
+    archive.write_bytes(bundle_zip(made))
+    assert bundle_zip(made) == archive.read_bytes()  # the same bytes every time
+    assert read_bundle(archive).sha256 == made.sha256
+
+    first = submit(store, make_bundle(tmp_path / "a", manifest(humaneval_sha)), benchmarks, policy)
+    with store.transaction() as session:
+        second = submit_bundle(session, made, TOKEN, benchmarks=benchmarks, policy=policy).id
+    third = submit(
+        store,
+        make_bundle(tmp_path / "c", manifest(humaneval_sha, model={"name": "org/c"})),
+        benchmarks,
+        policy,
+    )
+    claimed = claim_job(store, "w1", policy)
+    assert claimed is not None and claimed.job_id == first
+    with store.transaction() as session:
+        assert reject_job(session, claimed, "no")
+        hide_submission(session, third, ADMIN, policy)
+        listed = queue_listing(session)
+    # waiting jobs first, in queue order; then the finished; hidden entries left out
+    assert [(s.job_id, s.state, s.position) for s in listed] == [
+        (second, "queued", 1),
+        (first, "rejected", None),
+    ]
+    assert listed[0].model == "org/made" and listed[0].revision == "r2"

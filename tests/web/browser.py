@@ -134,6 +134,14 @@ class Browser:
             )
             self.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": character})
 
+    def upload(self, selector: str, path: Path) -> None:
+        """Choose `path` in the file input `selector`, as the file dialog would."""
+        root = self.call("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        node = self.call("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+        if not node:
+            raise AssertionError(f"no element {selector}")
+        self.call("DOM.setFileInputFiles", {"files": [str(path)], "nodeId": node})
+
     def download_into(self, folder: Path) -> None:
         """Save what the page downloads into `folder`."""
         self._call(

@@ -16,7 +16,16 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from passbench.cli.options import config_option, resolve_options
+from passbench.cli.options import (
+    benchmark_option,
+    config_option,
+    data_options,
+    data_settings,
+    resolve_options,
+    split_option,
+    subset_option,
+    version_option,
+)
 from passbench.errors import InputError, PassbenchError
 
 if TYPE_CHECKING:  # importing the store needs the extra: only when a command runs
@@ -200,6 +209,10 @@ def import_official(ctx: click.Context, /, file: Path, subset: str | None, **opt
     )
 
 
+def _task_ids(tasks: str | None) -> tuple[str, ...] | None:
+    return tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else None
+
+
 @leaderboard.command()
 @db_option
 @click.option(
@@ -257,7 +270,7 @@ def worker(
     resolved = resolve_options(ctx, "leaderboard", options)
     paths = resolved.paths
     policy = QueuePolicy(
-        task_ids=tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else None,
+        task_ids=_task_ids(tasks),
         lease_s=resolved["lease_s"],
         max_attempts=resolved["max_attempts"],
         admin_token=resolved["admin_token"],
@@ -324,22 +337,196 @@ def build(ctx: click.Context, /, output: Path, **options: Any) -> None:
 @leaderboard.command(name="serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=int, default=7860, show_default=True, help="Port to listen on.")
+@click.option(
+    "--tasks",
+    help="The task ids the workers score (comma-separated; their --tasks): submissions are "
+    "checked for these. Default: every task of the subset.",
+)
+@click.option("--read-only", is_flag=True, help="No Submit and Queue tabs: the board only.")
 @db_option
 @config_option
 @click.pass_context
-def serve_board(ctx: click.Context, /, host: str, port: int, **options: Any) -> None:
-    """Serve the leaderboard app (Gradio): the board, model pages, comparisons. It only reads
-    the store; submitted code never runs in its process."""
+def serve_board(
+    ctx: click.Context, /, host: str, port: int, tasks: str | None, read_only: bool, **options: Any
+) -> None:
+    """Serve the leaderboard app (Gradio): the board, model pages, comparisons, and the Submit
+    and Queue tabs. It checks and queues bundles; submitted code never runs in its process
+    (workers score them)."""
     if importlib.util.find_spec("gradio") is None:
         raise InputError("the leaderboard app needs Gradio: pip install 'passbench[leaderboard]'")
+    from passbench.store.queue import QueuePolicy
     from passbench.web.app import serve
+    from passbench.web.submit import Submissions
 
     store = _open(ctx, "leaderboard", options)
+    resolved = resolve_options(ctx, "leaderboard", options)
+    policy = QueuePolicy(task_ids=_task_ids(tasks), admin_token=resolved["admin_token"])
+    submissions = None if read_only else Submissions(store, resolved.paths, policy)
     click.echo(f"passbench leaderboard on http://{host}:{port} ({store.url})", err=True)
     try:
-        serve(store, host=host, port=port)
+        serve(store, host=host, port=port, submissions=submissions)
     finally:
         store.close()
+
+
+server_option: Callable[[F], F] = click.option(
+    "--server",
+    required=True,
+    metavar="URL",
+    help="The leaderboard app's address (http://HOST:PORT/).",
+)
+
+
+def _client(server: str) -> Any:
+    if importlib.util.find_spec("gradio_client") is None:
+        raise InputError("submitting needs gradio_client: pip install 'passbench[leaderboard]'")
+    from gradio_client import Client  # type: ignore[import-untyped]
+
+    try:
+        return Client(server, verbose=False)
+    except Exception as error:  # httpx and gradio_client raise many kinds: say which server
+        raise InputError(f"cannot reach the leaderboard at {server}: {error}") from None
+
+
+def _call(client: Any, endpoint: str, *args: Any) -> dict[str, Any]:
+    """One API call; the app's refusal (gr.Error) as a one-line InputError."""
+    from gradio_client.exceptions import AppError  # type: ignore[import-untyped]
+
+    try:
+        answer: dict[str, Any] = client.predict(*args, api_name=endpoint)
+    except AppError as error:
+        raise InputError(" ".join(str(error).split())) from None
+    return answer
+
+
+@leaderboard.command()
+@server_option
+@click.option(
+    "--samples",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="The samples file (.jsonl or .jsonl.gz) to submit.",
+)
+@click.option("--model", required=True, help="The model's name (org/model).")
+@click.option("--revision", default="", help="The model's revision (tells entries apart).")
+@click.option("--link", help="The model's page (a Hugging Face repository).")
+@click.option("--size-b", type=float, help="Parameters, in billions.")
+@click.option("--prompted/--base", default=None, help="A chat model, or a base model.")
+@click.option("--temperature", type=float, help="The sampling temperature used.")
+@click.option("--n-samples", type=int, help="Samples per task (default: from the file).")
+@benchmark_option
+@version_option
+@split_option
+@subset_option
+@data_options
+@click.option(
+    "--token",
+    "submit_token",
+    envvar="PASSBENCH_SUBMIT_TOKEN",
+    help="Your submitter token, 16+ characters (env: PASSBENCH_SUBMIT_TOKEN; prefer it).",
+)
+@config_option
+@click.pass_context
+def submit(
+    ctx: click.Context,
+    /,
+    server: str,
+    samples: Path,
+    model: str,
+    revision: str,
+    link: str | None,
+    size_b: float | None,
+    prompted: bool | None,
+    temperature: float | None,
+    n_samples: int | None,
+    submit_token: str | None,
+    **options: Any,
+) -> None:
+    """Submit a samples file to a leaderboard: builds the bundle (manifest.json with the
+    dataset version and hash of the local benchmark data) and sends it through the app's
+    `submit` API, as the web form does. Prints the job id."""
+    import gzip
+    import tempfile
+
+    import passbench
+    from passbench.benchmarks import get_benchmark
+    from passbench.store.bundle import bundle_zip, make_bundle
+
+    if not submit_token:
+        raise InputError("a token is needed: --token or PASSBENCH_SUBMIT_TOKEN", field="--token")
+    resolved = resolve_options(ctx, "tasks", options)
+    loaded = get_benchmark(resolved["benchmark"]).load(
+        resolved["version"], resolved["subset"], data=data_settings(resolved)
+    )
+    data = samples.read_bytes()
+    if samples.name.endswith(".gz"):
+        data = gzip.decompress(data)
+    generation: dict[str, Any] = {}
+    if temperature is not None:
+        generation["temperature"] = temperature
+    if n_samples is not None:
+        generation["n_samples"] = n_samples
+    bundle = make_bundle(
+        data,
+        model=model,
+        revision=revision,
+        benchmark=resolved["benchmark"],
+        dataset_version=loaded.version,
+        dataset_sha256=loaded.sha256,
+        split=resolved["split"],
+        subset=loaded.subset,
+        passbench_version=passbench.__version__,
+        link=link,
+        size_b=size_b,
+        prompted=prompted,
+        generation=generation,
+        name=samples.name,
+    )
+    from gradio_client import handle_file
+
+    client = _client(server)
+    with tempfile.TemporaryDirectory(prefix="passbench-submit-") as folder:
+        # named after the samples file: the server's messages name it
+        stem = samples.name.removesuffix(".gz").removesuffix(".jsonl") or "samples"
+        archive = Path(folder) / f"{stem}.zip"
+        archive.write_bytes(bundle_zip(bundle))
+        status = _call(client, "/submit", handle_file(str(archive)), *([None] * 9), submit_token)
+    position = status["queue_position"]
+    click.echo(f"{status['state']}" + (f" (position {position})" if position else ""), err=True)
+    click.echo(status["job"])
+
+
+@leaderboard.command()
+@server_option
+@click.argument("job")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(("text", "json")),
+    default="text",
+    show_default=True,
+    help="json: {job, state, reason, queue_position, pass_at_1, log_tail}.",
+)
+def status(server: str, job: str, output_format: str) -> None:
+    """A submitted job's state (queued, validating, running, scored, rejected, failed,
+    cancelled), its reason, and once scored its pass@1 (a fraction). Exits 1 when the job was
+    rejected, failed or cancelled."""
+    import json
+
+    found = _call(_client(server), "/status", job)
+    keys = ("job", "state", "reason", "queue_position", "pass_at_1", "log_tail")
+    if output_format == "json":
+        click.echo(json.dumps({key: found.get(key) for key in keys}))
+    else:
+        click.echo(f"{found['job']}: {found['state']}")
+        if found["queue_position"] is not None:
+            click.echo(f"position: {found['queue_position']}")
+        if found["pass_at_1"] is not None:
+            click.echo(f"pass_at_1: {found['pass_at_1']}")
+        if found["reason"]:
+            click.echo(f"reason: {found['reason']}")
+    if found["state"] in ("rejected", "failed", "cancelled"):
+        sys.exit(1)
 
 
 @leaderboard.command()

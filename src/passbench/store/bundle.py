@@ -189,6 +189,82 @@ def _strip_top_folder(files: dict[str, bytes]) -> dict[str, bytes]:
     return clean
 
 
+# ---- making one -----------------------------------------------------------------------------
+
+
+def make_bundle(
+    samples_bytes: bytes,
+    *,
+    model: str,
+    benchmark: str,
+    dataset_version: str,
+    dataset_sha256: str,
+    split: str,
+    subset: str,
+    passbench_version: str,
+    revision: str = "",
+    link: str | None = None,
+    size_b: float | None = None,
+    prompted: bool | None = None,
+    generation: Mapping[str, Any] | None = None,
+    name: str = "bundle",
+) -> Bundle:
+    """A bundle from a samples file's (uncompressed) bytes and the submitter's metadata: what
+    `passbench leaderboard submit` sends and what the app's form builds. `generation.n_samples`
+    defaults to the most samples any task has (uneven files are then refused as coverage)."""
+    settings = dict(generation or {})
+    settings.setdefault("n_samples", max(_samples_per_task(samples_bytes).values(), default=1))
+    described: dict[str, Any] = {"name": model, "revision": revision}
+    for key, value in (("link", link), ("size_b", size_b), ("prompted", prompted)):
+        if value is not None:
+            described[key] = value
+    manifest = {
+        "format": BUNDLE_FORMAT,
+        "model": described,
+        "benchmark": benchmark,
+        "dataset_version": dataset_version,
+        "dataset_sha256": dataset_sha256,
+        "split": split,
+        "subset": subset,
+        "generation": settings,
+        "passbench_version": passbench_version,
+        "samples": DEFAULT_SAMPLES_NAME,
+    }
+    data = json.dumps(manifest, indent=1).encode("utf-8")
+    return Bundle(
+        name=name,
+        manifest=parse_manifest(data, f"{name}/{MANIFEST_NAME}"),
+        samples_bytes=samples_bytes,
+    )
+
+
+def _samples_per_task(samples_bytes: bytes) -> dict[str, int]:
+    """Samples per task_id, lines that do not parse skipped (check_bundle names them)."""
+    counts: dict[str, int] = {}
+    for line in samples_bytes.splitlines():
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(row, dict) and isinstance(row.get("task_id"), str):
+            counts[row["task_id"]] = counts.get(row["task_id"], 0) + 1
+    return counts
+
+
+def bundle_zip(bundle: Bundle) -> bytes:
+    """The bundle as a .zip (manifest.json and its samples file), the same bytes every time."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        manifest = json.dumps(dict(bundle.manifest.data), indent=1, sort_keys=True)
+        samples_name = bundle.manifest.samples_name
+        samples = bundle.samples_bytes
+        if samples_name.endswith(".gz"):
+            samples = gzip.compress(samples, mtime=0)
+        for member, content in ((MANIFEST_NAME, manifest.encode("utf-8")), (samples_name, samples)):
+            archive.writestr(zipfile.ZipInfo(member, date_time=(1980, 1, 1, 0, 0, 0)), content)
+    return buffer.getvalue()
+
+
 # ---- the manifest ----------------------------------------------------------------------------
 
 

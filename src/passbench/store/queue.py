@@ -2,6 +2,7 @@
 
     submit_bundle(session, bundle, token, benchmarks=BenchmarkData(paths)) -> Job   queued
     job_status(session, job_id) -> JobStatus                       what a submitter sees
+    queue_listing(session) -> list[JobStatus]                      the queue tab's rows
     claim_job(store, worker) -> ClaimedJob | None                  queued -> validating
     heartbeat(store, job_id, worker) -> bool                       False: the lease is lost
     start_running / complete_job / fail_job / reject_job           the worker's transitions
@@ -349,6 +350,22 @@ def job_status(session: Session, job_id: str) -> JobStatus:
         run_id=job.run_id,
         hidden=submission.hidden,
     )
+
+
+def queue_listing(session: Session, limit: int = 50) -> list[JobStatus]:
+    """What the queue shows everyone: the jobs in the queue or with a worker, in queue order,
+    then the latest finished ones (hidden entries left out), `limit` in all."""
+    visible = select(Job).join(Submission, Job.submission_id == Submission.id)
+    visible = visible.where(~Submission.hidden)
+    active = session.scalars(
+        visible.where(Job.state.in_(("queued", *LEASED_STATES))).order_by(Job.created_at, Job.id)
+    ).all()
+    finished = session.scalars(
+        visible.where(Job.state.not_in(("queued", *LEASED_STATES)))
+        .order_by(Job.updated_at.desc(), Job.id)
+        .limit(max(0, limit - len(active)))
+    ).all()
+    return [job_status(session, job.id) for job in [*active, *finished][:limit]]
 
 
 # ---- the worker's side -----------------------------------------------------------------------

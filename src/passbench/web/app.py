@@ -14,8 +14,9 @@ lives in the address (web.filters documents the parameters, plus `tab`, `model`,
 `compare=RUN,RUN`): the page reads it in the browser when it opens and rewrites it with
 history.replaceState as the reader changes anything.
 
-The submit and queue tabs are added by the submission queue's part, after `Compare` in
-`build_blocks` (see `_submission_tabs`).
+With `Submissions` (web.submit) it adds the Submit and Queue tabs and the `submit` and
+`status` API endpoints: they queue bundles and read jobs through store/queue.py; workers score
+them in their own processes.
 """
 
 # No `from __future__ import annotations`: Gradio reads `gr.SelectData` from a handler's
@@ -32,11 +33,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from passbench.benchmarks import benchmark_names
 from passbench.store.database import Store
 from passbench.store.models import OPEN_DATA_LEVELS, Run
 from passbench.web import board as boards
 from passbench.web.board import BADGES, BoardRow, View
 from passbench.web.filters import COLUMNS, DEFAULT_SORT, BoardState, records, table
+from passbench.web.submit import Submissions, submission_tabs
 
 TABS = ("board", "model", "compare")
 _CSS = """
@@ -177,8 +180,11 @@ def _comparison_markdown(result: Any) -> str:
     )
 
 
-def build_blocks(store: Store, downloads: Path | None = None) -> Any:
-    """The Gradio Blocks of the app over `store`."""
+def build_blocks(
+    store: Store, downloads: Path | None = None, submissions: Submissions | None = None
+) -> Any:
+    """The Gradio Blocks of the app over `store`; with `submissions`, its Submit and Queue
+    tabs (without, a read-only board)."""
     import gradio as gr
 
     cache = BoardCache(store)
@@ -278,7 +284,8 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
                     interactive=False,
                     max_height=500,
                 )
-            _submission_tabs(gr)
+            if submissions is not None:
+                submission_tabs(gr, tabs, submissions, list(benchmark_names()))
 
         filters = [
             view, search, size_min, size_max, date_from, date_to,
@@ -380,7 +387,9 @@ def build_blocks(store: Store, downloads: Path | None = None) -> Any:
                 model_pick,
                 run_pick_a,
                 run_pick_b,
-                gr.Tabs(selected=chosen_tab),
+                # only a tab the address names: a reader who opened another tab while the page
+                # loaded stays there
+                gr.Tabs(selected=chosen_tab) if "tab" in params else gr.skip(),
                 chosen_tab,
                 *render(state),
                 query_of(
@@ -542,12 +551,7 @@ def _on_input(component: Any) -> Any:
     return component.input
 
 
-def _submission_tabs(gr: Any) -> None:
-    """Where the submission queue's part adds its Submit and Queue tabs (none yet: no empty
-    tabs are shipped)."""
-
-
-def asgi_app(store: Store) -> Any:
+def asgi_app(store: Store, submissions: Submissions | None = None) -> Any:
     """FastAPI with /health and the Gradio app at /."""
     import gradio as gr
     from fastapi import FastAPI
@@ -561,13 +565,19 @@ def asgi_app(store: Store) -> Any:
         return {"status": "ok", "views": [v.key for v in found]}
 
     folder = Path(tempfile.mkdtemp(prefix="passbench-board-"))
+    limit = submissions.policy.max_bundle_bytes if submissions is not None else None
     return gr.mount_gradio_app(
-        app, build_blocks(store, folder), path="/", css=_CSS, allowed_paths=[str(folder)]
+        app,
+        build_blocks(store, folder, submissions),
+        path="/",
+        css=_CSS,
+        allowed_paths=[str(folder)],
+        max_file_size=limit,
     )
 
 
-def serve(store: Store, *, host: str, port: int) -> None:
+def serve(store: Store, *, host: str, port: int, submissions: Submissions | None = None) -> None:
     """Run the app until interrupted."""
     import uvicorn
 
-    uvicorn.run(asgi_app(store), host=host, port=port, log_level="info")
+    uvicorn.run(asgi_app(store, submissions), host=host, port=port, log_level="info")
