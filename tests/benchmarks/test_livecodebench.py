@@ -491,3 +491,16 @@ def test_the_hub_is_the_default_download_home() -> None:
         "https://huggingface.co/datasets/x/test.jsonl"
     )
     assert DataSettings(mirror="http://127.0.0.1:9").url_for("a/b", HUB) == "http://127.0.0.1:9/a/b"
+
+
+def test_every_real_question_id_parses_and_round_trips(data_dir: Path) -> None:
+    """The 880 question ids of release_v5 (AtCoder's abc306_e, LeetCode's 2730, Codeforces'
+    1873_A) are this benchmark's ids, and a wrong shape is not."""
+    bench = get_benchmark("livecodebench")
+    ids = [row["question_id"] for row in json.loads((data_dir / OFFICIAL).read_text())]
+    assert len(ids) == 880
+    for question_id in ids:
+        parsed = bench.parse_task_id(question_id)
+        assert parsed is not None and str(parsed) == question_id, question_id
+    assert bench.parse_task_id("BigCodeBench/1") is None
+    assert bench.parse_task_id("HumanEval_0_has_close_elements") is None
