@@ -192,6 +192,13 @@ def sanitize_task_answer(answer: str, task: Task, split: str) -> SanitizeResult:
     return sanitize(answer, task.entry_point, prompt=_task_code(task, split))
 
 
+def task_fields(task: Task) -> dict[str, Any]:
+    """What the benchmark records about `task` in each of its sample rows (`sample_fields`:
+    CyberSecEval's language and CWE, which `passbench security` reads); empty for most."""
+    fields = getattr(get_benchmark(task.benchmark), "sample_fields", None)
+    return dict(fields(task)) if fields is not None else {}
+
+
 def sanitized_row(raw_row: Mapping[str, Any], task: Task, split: str) -> dict[str, Any]:
     """The sanitized-file line for one raw line: `solution` first, the raw answer kept, and
     `sanitize_error` when no usable definition of the entry point was found."""
@@ -199,6 +206,7 @@ def sanitized_row(raw_row: Mapping[str, Any], task: Task, split: str) -> dict[st
     result = sanitize_task_answer(answer, task, split)
     row: dict[str, Any] = {"task_id": raw_row["task_id"], "solution": result.code}
     row.update({key: value for key, value in raw_row.items() if key != "task_id"})
+    row.update(task_fields(task))
     if not result.ok:
         row["sanitize_error"] = result.reason
     return row
@@ -383,6 +391,7 @@ async def _generate(
             if key in done:
                 continue
             raw = sample_row(completion, by_id[completion.task_id], chat=use_chat)
+            raw.update(task_fields(tasks_by_id[completion.task_id]))
             raw_out.write(raw)
             sanitized_out.write(
                 sanitized_row(raw, tasks_by_id[completion.task_id], generation.split)

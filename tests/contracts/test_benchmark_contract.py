@@ -21,7 +21,7 @@ from passbench.benchmarks import (
 )
 from passbench.errors import DatasetError, InputError
 from passbench.prompts import build_prompt, stop_sequences
-from passbench.records import Program
+from passbench.records import Program, Task
 from passbench.results import guess_benchmark, model_name
 
 NAMES = benchmark_names()
@@ -76,6 +76,9 @@ def test_metadata_is_consistent(bench: Benchmark, request: pytest.FixtureRequest
     assert bench.default_timeout_s > 0
     assert bench.env_name is None or bench.env_name
     assert bench.id_prefix or not bench.guess_from_ids  # bare ids cannot name a benchmark
+    # a benchmark without tests names the command that scores its samples instead
+    assert isinstance(bench.executable, bool) and bench.scored_by.startswith("passbench ")
+    assert bench.executable or bench.scored_by != "passbench evaluate"
     assert isinstance(bench.prompt_style, PromptStyle)
     assert bench.prompt_style.direct_splits <= set(bench.splits)
     label = bench.file_label("full", bench.splits[0])
@@ -155,6 +158,9 @@ def test_prompts_build_for_chat_and_base_models(
 
 def test_programs_for_the_canonical_solution(bench: Benchmark, full: LoadedBenchmark) -> None:
     tasks = full.all_tasks[:PROGRAM_SAMPLE]
+    if not bench.executable:
+        _check_refuses_programs(bench, tasks)
+        return
     for task in tasks:
         if bench.has_reference:
             code = bench.canonical_code(task)
@@ -173,3 +179,12 @@ def test_programs_for_the_canonical_solution(bench: Benchmark, full: LoadedBench
         answer = "COMPLETION" if bench.prompt_style.direct_splits else "```\nCOMPLETION\n```"
         completed = bench.solution_from_completion(task, answer)
         assert "COMPLETION" in bench.calibrated_code(task, completed)
+
+
+def _check_refuses_programs(bench: Benchmark, tasks: tuple[Task, ...]) -> None:
+    """A benchmark without tests builds no program and says which command scores it; a chat
+    answer still becomes the solution that is scored."""
+    for task in tasks:
+        with pytest.raises(InputError, match=f"no tests to execute.*`{bench.scored_by} "):
+            bench.program(task, "x = 1\n", key=f"{task.task_id}#0", timeout_s=5.0)
+        assert "COMPLETION" in bench.solution_from_completion(task, "```\nCOMPLETION\n```")

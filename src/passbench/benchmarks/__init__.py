@@ -28,6 +28,7 @@ from passbench.benchmarks.base import (
     LoadedBenchmark,
     Phase,
     TaskId,
+    check_executable,
     check_split,
     check_subset,
     check_version,
@@ -36,6 +37,7 @@ from passbench.benchmarks.base import (
 from passbench.benchmarks.data import DataSettings, ResolvedFile
 from passbench.benchmarks.prompting import PromptStyle
 from passbench.progress import Progress
+from passbench.records import Task
 
 # registry name -> "module:class"; the class is instantiated with no arguments
 _FACTORIES: dict[str, str] = {
@@ -52,6 +54,8 @@ _FACTORIES: dict[str, str] = {
     "mbpp": "passbench.benchmarks.mbpp:Mbpp",
     "mbppplus": "passbench.benchmarks.mbpp:MbppPlus",
     "livecodebench": "passbench.benchmarks.livecodebench:LiveCodeBench",
+    # a prompt set without tests, scored by `passbench security`
+    "cyberseceval-instruct": "passbench.benchmarks.cyberseceval:CyberSecEvalInstruct",
 }
 
 
@@ -103,6 +107,15 @@ def benchmark_language(name: str | None) -> str:
         if language is not None:
             return language.title
     return "Python"
+
+
+def task_language(task: Task) -> str:
+    """The language of one task's code, as reports show it: the benchmark's `language_of(task)`
+    where its tasks differ (CyberSecEval's prompts), else `benchmark_language`."""
+    language_of = getattr(get_benchmark(task.benchmark), "language_of", None)
+    if language_of is not None:
+        return str(language_of(task))
+    return benchmark_language(task.benchmark)
 
 
 def get_benchmark(name: str) -> Benchmark:
@@ -159,10 +172,12 @@ __all__ = [
     "TaskId",
     "benchmark_language",
     "benchmark_names",
+    "check_executable",
     "check_split",
     "check_subset",
     "check_version",
     "get_benchmark",
     "ignored_entry_points",
     "load_benchmark",
+    "task_language",
 ]

@@ -134,6 +134,12 @@ class Benchmark(Protocol):
     def guess_from_ids(self) -> bool: ...  # task ids alone may name it (results.guess_benchmark)
 
     @property
+    def executable(self) -> bool: ...  # its tasks carry tests the sandbox runs
+
+    @property
+    def scored_by(self) -> str: ...  # the command that scores its samples
+
+    @property
     def prompt_style(self) -> PromptStyle: ...  # how its prompts are worded (passbench.prompts)
 
     def load(
@@ -209,6 +215,10 @@ class BenchmarkBase:
     default_timeout_s: float
     has_reference: bool = True
     guess_from_ids: bool = True
+    # False: a prompt set without tests (CyberSecEval's), scored by another command than
+    # evaluate; its `program` raises `no_tests_error`
+    executable: bool = True
+    scored_by: str = "passbench evaluate"
     prompt_style: PromptStyle
 
     # ---- loading -----------------------------------------------------------------------
@@ -354,6 +364,33 @@ class _Offers(Protocol):
 
     @property
     def default_version(self) -> str: ...
+
+
+class _Scored(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def executable(self) -> bool: ...
+
+    @property
+    def scored_by(self) -> str: ...
+
+
+def no_tests_error(benchmark: _Scored) -> InputError:
+    """The one-line refusal for running a benchmark that has no tests: it names the command
+    that scores its samples instead."""
+    return InputError(
+        f"{benchmark.name} has no tests to execute: score its samples with "
+        f"`{benchmark.scored_by} SAMPLES`",
+        field="benchmark",
+    )
+
+
+def check_executable(benchmark: _Scored) -> None:
+    """Raise `no_tests_error` when `benchmark` has no tests for the sandbox to run."""
+    if not benchmark.executable:
+        raise no_tests_error(benchmark)
 
 
 def check_split(benchmark: _Offers, split: str) -> str:

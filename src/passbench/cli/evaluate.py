@@ -11,7 +11,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from passbench.benchmarks import DEFAULT_BENCHMARK, benchmark_names
+from passbench.benchmarks import (
+    DEFAULT_BENCHMARK,
+    benchmark_names,
+    check_executable,
+    get_benchmark,
+)
 from passbench.cli._progress import RichProgress
 from passbench.cli.options import config_option, resolve_options, selection_options, task_selection
 from passbench.errors import InputError, SandboxError
@@ -126,6 +131,7 @@ def evaluate(ctx: click.Context, /, **options: Any) -> None:
     if options["ground_truth"] == bool(options["samples"]):
         raise InputError("give exactly one of --samples FILE and --ground-truth", field="samples")
     settings, paths = evaluate_settings(ctx, options)
+    check_executable(get_benchmark(settings.benchmark))  # before the isolation check
     refuse_without_isolation(settings, paths)
     console = Console()
     with RichProgress() as progress:

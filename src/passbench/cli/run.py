@@ -17,6 +17,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from passbench.benchmarks import check_executable
 from passbench.cli._progress import RichProgress
 from passbench.cli.evaluate import evaluate as evaluate_command
 from passbench.cli.evaluate import refuse_without_isolation, settings_from
@@ -60,6 +61,7 @@ def run(ctx: click.Context, /, **options: Any) -> None:
     resolved = resolve_options(ctx, "run", options)
     config = model_config(options, resolved.config)
     selection = select(resolved, options)
+    check_executable(selection.benchmark)  # before any request: nothing could be evaluated
     settings = replace(
         settings_from(resolved, options),
         benchmark=selection.benchmark.name,

@@ -37,7 +37,7 @@ from passbench.cli.options import (
     version_option,
 )
 from passbench.errors import SampleFileError
-from passbench.pipeline import sanitize_task_answer
+from passbench.pipeline import sanitize_task_answer, task_fields
 from passbench.records import Task
 from passbench.samplefile import (
     SampleIndexes,
@@ -307,6 +307,7 @@ def _output_row(raw: _Raw, result: SanitizeResult) -> Mapping[str, Any]:
     row.pop("sanitize_error", None)
     row["solution"] = result.code
     row["raw_solution"] = raw.answer
+    row.update(task_fields(raw.task))  # e.g. the language `passbench security` reads
     if not result.ok:
         row["sanitize_error"] = result.reason
     return row

@@ -6,7 +6,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from passbench.benchmarks import LoadedBenchmark, check_split, get_benchmark, load_benchmark
+from passbench.benchmarks import (
+    LoadedBenchmark,
+    check_executable,
+    check_split,
+    get_benchmark,
+    load_benchmark,
+)
 from passbench.benchmarks.selection import select_tasks
 from passbench.errors import EnvironmentError_, InputError
 from passbench.evalenv import EnvInfo, locate_env
@@ -44,6 +50,8 @@ class Evaluator:
         self.settings = settings
         self.paths = paths
         self.progress = progress or NullProgress()
+        self.benchmark = get_benchmark(settings.benchmark)
+        check_executable(self.benchmark)  # a prompt set without tests: another command scores it
         self.loaded: LoadedBenchmark = load_benchmark(
             settings.benchmark,
             version=settings.version,
@@ -54,7 +62,6 @@ class Evaluator:
             mirror=paths.mirror,
             download=not paths.offline,
         )
-        self.benchmark = get_benchmark(settings.benchmark)
         check_split(self.benchmark, settings.split)
         self.tasks = select_tasks(
             self.loaded.tasks, settings.task_ids, settings.id_range, settings.window
