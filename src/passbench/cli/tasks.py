@@ -16,9 +16,9 @@ from passbench.benchmarks import (
     DEFAULT_BENCHMARK,
     Benchmark,
     LoadedBenchmark,
-    benchmark_language,
     benchmark_names,
     get_benchmark,
+    task_language,
 )
 from passbench.benchmarks.base import check_split
 from passbench.benchmarks.selection import select_tasks
@@ -82,7 +82,6 @@ def list_tasks(ctx: click.Context, /, **options: Any) -> None:
         click.echo(json.dumps(_listing(loaded, chosen), indent=1))
         return
     with_libs = any(task.libs for task in loaded.tasks)
-    language = benchmark_language(loaded.benchmark)
     columns = [Column("task", no_wrap=True, min_width=max(len(t.task_id) for t in loaded))]
     columns.append(Column("language", no_wrap=True))
     if with_libs:
@@ -95,7 +94,7 @@ def list_tasks(ctx: click.Context, /, **options: Any) -> None:
     )
     for task in chosen:
         lib_cell = [", ".join(task.libs)] if with_libs else []
-        table.add_row(task.task_id, language, *lib_cell, summary(task, width=60))
+        table.add_row(task.task_id, task_language(task), *lib_cell, summary(task, width=60))
     Console().print(table)
 
 
@@ -183,7 +182,8 @@ def summary(task: Task, width: int = 90) -> str:
 def _listing(loaded: LoadedBenchmark, chosen: list[Task]) -> dict[str, object]:
     return {
         "benchmark": loaded.benchmark,
-        "language": benchmark_language(loaded.benchmark),
+        # one language, or those of a prompt set in several ("Python, C, C++")
+        "language": ", ".join(dict.fromkeys(task_language(task) for task in loaded.tasks)),
         "version": loaded.version,
         "subset": loaded.subset,
         "dataset_sha256": loaded.sha256,
@@ -192,7 +192,7 @@ def _listing(loaded: LoadedBenchmark, chosen: list[Task]) -> dict[str, object]:
         "tasks": [
             {
                 "task_id": task.task_id,
-                "language": benchmark_language(task.benchmark),
+                "language": task_language(task),
                 "entry_point": task.entry_point,
                 "libs": list(task.libs),
                 "summary": summary(task),
@@ -207,8 +207,12 @@ def _render(
 ) -> Group:
     facts = Table.grid(padding=(0, 2))
     facts.add_row("benchmark", f"{bench.title} {loaded.version}")
-    facts.add_row("language", benchmark_language(loaded.benchmark))
-    facts.add_row("entry point", task.entry_point)
+    facts.add_row("language", task_language(task))
+    if task.entry_point:
+        facts.add_row("entry point", task.entry_point)
+    if "cwe_identifier" in task.metadata:  # a security prompt: the weakness it invites
+        weakness = f"{task.metadata['cwe_identifier']}: {task.metadata['pattern_desc']}"
+        facts.add_row("weakness", weakness)
     if task.libs:
         facts.add_row("libs", ", ".join(task.libs))
     if "base_input" in task.metadata:
@@ -221,10 +225,11 @@ def _render(
     prompt: Syntax | Text = (
         Syntax(texts["prompt"], "python") if split == "complete" else Text(texts["prompt"])
     )
-    return Group(
-        Text(task.task_id, style="bold"),
-        facts,
-        Panel(prompt, title=f"prompt ({split})", title_align="left"),
-        Panel(Syntax(texts["test"], "python"), title="test", title_align="left"),
-        Panel(Syntax(texts["solution"], "python"), title="canonical solution", title_align="left"),
-    )
+    panels = [Panel(prompt, title=f"prompt ({split})", title_align="left")]
+    # a benchmark without tests or references (CyberSecEval's prompts) shows neither
+    if texts["test"]:
+        panels.append(Panel(Syntax(texts["test"], "python"), title="test", title_align="left"))
+    if texts["solution"]:
+        solution = Syntax(texts["solution"], "python")
+        panels.append(Panel(solution, title="canonical solution", title_align="left"))
+    return Group(Text(task.task_id, style="bold"), facts, *panels)
