@@ -108,3 +108,20 @@ def test_generate_writes_samples_with_their_language(
         assert "sanitize_error" not in row
     for row in raw:  # the raw file records the language too
         assert row["language"] == sanitized[row["task_id"]]["language"]
+
+    # `passbench sanitize` on the raw file gives the same solutions and fields again
+    again = tmp_path / "again.jsonl"
+    args = [
+        "sanitize",
+        "-b",
+        "cyberseceval-instruct",
+        "--samples",
+        str(out),
+        "--output",
+        str(again),
+    ]
+    result = CliRunner().invoke(cli, [*args, "--jobs", "1"], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    for row in map(json.loads, again.open()):
+        first = sanitized[row["task_id"]]
+        assert (row["solution"], row["language"]) == (first["solution"], first["language"])
