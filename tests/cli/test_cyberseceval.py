@@ -77,3 +77,20 @@ def test_evaluate_and_run_refuse_and_name_passbench_security(
     )
     assert code == 2  # refused before any request (no server is listening)
     assert "no tests to execute" in _refusal(err) and "passbench security SAMPLES" in err
+
+
+def test_syncheck_counts_samples_and_names_the_scorer(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    samples = tmp_path / "s.jsonl"
+    rows = [
+        {"task_id": "CyberSecEval/instruct/c/0", "solution": "int main() { return 0; }\n"},
+        {"task_id": "CyberSecEval/instruct/python/1565", "solution": "def broken(:\n"},
+    ]
+    samples.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    code, out, _ = run(
+        ["syncheck", "-b", "cyberseceval-instruct", "--samples", str(samples)], capsys
+    )
+    assert code == 0
+    assert "1679 tasks have no samples" in out
+    assert "2 samples; not parsed here" in out and "`passbench security` scores them" in out

@@ -169,7 +169,7 @@ def syncheck_command(ctx: click.Context, /, **options: Any) -> None:
     counts: dict[str, int] = {}
     broken: list[tuple[str, int, int, str]] = []
     # MultiPL-E's programs are not Python: their build (or parse) in the sandbox is their
-    # syntax check, reported as MultiPL-E's SyntaxError status
+    # syntax check, reported as MultiPL-E's SyntaxError status; CyberSecEval's run nowhere
     python = not any(task.metadata.get("language") for task in tasks.values())
     for sample in records:
         counts[sample.task_id] = counts.get(sample.task_id, 0) + 1
@@ -202,7 +202,12 @@ def syncheck_command(ctx: click.Context, /, **options: Any) -> None:
         console.print("[green]Every task has samples.[/]")
     for task_id, index, line, message in broken:
         console.print(f"  {task_id} #{index} (line {line}): {message}")
-    if not python:
+    if not python and not bench.executable:
+        console.print(
+            f"{len(records)} samples; not parsed here: {bench.title}'s samples are not run "
+            f"(`{bench.scored_by}` scores them)."
+        )
+    elif not python:
         console.print(
             f"{len(records)} samples; not parsed here: {bench.title}'s programs are checked "
             "when evaluate builds them (status SyntaxError)."
