@@ -56,11 +56,13 @@ class CorpusFile:
 
 
 def corpus_files(paths: Sequence[Path], include: Sequence[str] = ()) -> list[CorpusFile]:
-    """Every file of the corpus, in a stable order; InputError naming a missing path.
+    """Every file of the corpus: the paths in the order given, a folder's files sorted by
+    their relative path; InputError naming a missing path.
     `include`: shell patterns (`*.py`) a file in a folder must match one of (none: all)."""
     files: list[CorpusFile] = []
     for given in paths:
         if given.is_dir():
+            found: list[CorpusFile] = []
             for folder, dirs, names in os.walk(given):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(names):
@@ -70,7 +72,8 @@ def corpus_files(paths: Sequence[Path], include: Sequence[str] = ()) -> list[Cor
                         continue
                     path = Path(folder) / name
                     if path.is_file():
-                        files.append(_file(path, str(given / path.relative_to(given))))
+                        found.append(_file(path, str(given / path.relative_to(given))))
+            files.extend(sorted(found, key=lambda file: file.path.relative_to(given).parts))
         elif given.is_file():
             files.append(_file(given, str(given)))
         else:
