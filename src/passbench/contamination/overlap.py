@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 
@@ -93,14 +93,18 @@ class OverlapScanner:
         seed = settings.seed
         self._index: dict[str, list[tuple[int, int]]] = {}
         vocabulary: set[str] = set()
+        bigrams: set[tuple[str, str]] = set()
         for number, state in enumerate(self._states):
             tokens = state.tokens
             vocabulary.update(tokens)
+            bigrams.update(zip(tokens, tokens[1:]))
             for start in range(len(tokens) - seed + 1):
                 key = " ".join(tokens[start : start + seed])
                 self._index.setdefault(key, []).append((number, start))
         self._vocabulary = frozenset(vocabulary)
+        self._bigrams = frozenset(bigrams)
         self._runs = re.compile(b"\x01{%d,}" % seed)
+        self._bigram_runs = re.compile(b"\x01{%d,}" % (seed - 1)) if seed > 1 else None
         #: tokens of the previous chunk carried into the next one; no shared run is longer
         #: than the longest task, so a run crossing a chunk boundary is found whole
         self._carry_tokens = max((len(s.tokens) for s in self._states), default=0)
@@ -134,11 +138,9 @@ class OverlapScanner:
         seed = self.settings.seed
         states, index = self._states, self._index
         improved: dict[int, int] = {}
-        flags = bytes(map(self._vocabulary.__contains__, tokens))
-        for run in self._runs.finditer(flags):
-            low, high = run.span()
+        for low, high in self._segments(tokens):
             words = tokens[low:high]
-            # the run's seed-grams looked up in C; Python sees only the positions that hit
+            # the segment's seed-grams looked up in C; Python sees only the positions that hit
             grams = map(" ".join, zip(*(words[k:] for k in range(seed)), strict=False))
             found_at = list(map(index.get, grams))
             for offset in compress(range(len(found_at)), found_at):
@@ -157,6 +159,21 @@ class OverlapScanner:
                         state.best, state.best_start = length, start
                         improved[number] = i
         return improved
+
+    def _segments(self, tokens: list[str]) -> Iterator[tuple[int, int]]:
+        """The spans of `tokens` where a shared run of `seed` tokens or more can be: every
+        token is a task's word and every adjacent pair a task's bigram (two filters done in
+        C, each far cheaper than a seed-gram lookup). A maximal shared run lies inside one."""
+        flags = bytes(map(self._vocabulary.__contains__, tokens))
+        for run in self._runs.finditer(flags):
+            low, high = run.span()
+            if self._bigram_runs is None:
+                yield low, high
+                continue
+            words = tokens[low:high]
+            pairs = bytes(map(self._bigrams.__contains__, zip(words, words[1:])))
+            for inner in self._bigram_runs.finditer(pairs):
+                yield low + inner.start(), low + inner.end() + 1
 
     def _record(self, number: int, state: _State, start: int, length: int) -> None:
         for n in self.settings.ns:
