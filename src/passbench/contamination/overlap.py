@@ -21,7 +21,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, pairwise
 
 from passbench.contamination.corpus import Chunk
 
@@ -97,7 +97,7 @@ class OverlapScanner:
         for number, state in enumerate(self._states):
             tokens = state.tokens
             vocabulary.update(tokens)
-            bigrams.update(zip(tokens, tokens[1:]))
+            bigrams.update(pairwise(tokens))
             for start in range(len(tokens) - seed + 1):
                 key = " ".join(tokens[start : start + seed])
                 self._index.setdefault(key, []).append((number, start))
@@ -171,7 +171,7 @@ class OverlapScanner:
                 yield low, high
                 continue
             words = tokens[low:high]
-            pairs = bytes(map(self._bigrams.__contains__, zip(words, words[1:])))
+            pairs = bytes(map(self._bigrams.__contains__, pairwise(words)))
             for inner in self._bigram_runs.finditer(pairs):
                 yield low + inner.start(), low + inner.end() + 1
 
