@@ -95,6 +95,7 @@ def test_overlap_json_finds_the_planted_instructions(tmp_path: Path, data_dir: P
 
 
 def test_overlap_of_a_completion_benchmark_uses_its_prompt(tmp_path: Path) -> None:
+    (tmp_path / "lib.so").write_bytes(b"\x7fELF\0\0 from typing import List")
     corpus = tmp_path / "corpus.txt"
     # HumanEval/0's prompt starts with these 11 tokens
     corpus.write_text(
@@ -107,7 +108,7 @@ def test_overlap_of_a_completion_benchmark_uses_its_prompt(tmp_path: Path) -> No
             "contamination",
             "overlap",
             "--corpus",
-            str(corpus),
+            str(tmp_path),
             "-b",
             "humaneval",
             "--tasks",
@@ -117,6 +118,8 @@ def test_overlap_of_a_completion_benchmark_uses_its_prompt(tmp_path: Path) -> No
         ).stdout
     )
     assert document["split"] == "complete" and document["prompt_text"] == "the complete prompt"
+    assert document["corpus"]["files"] == 2 and document["corpus"]["skipped"] == 1
+    assert document["corpus"]["skipped_examples"][0].startswith(str(tmp_path / "lib.so"))
     assert document["contaminated"] == ["HumanEval/0"] and list(document["tasks"]) == [
         "HumanEval/0",
         "HumanEval/1",

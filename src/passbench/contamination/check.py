@@ -33,6 +33,7 @@ OVERLAP_SCHEMA_VERSION = 1
 KIND = "contamination-overlap"
 TOKENIZER = "whitespace: str.split(), n-grams joined by one space (BigCodeBench n_gram_check.py)"
 _MB = 1 << 20
+_SKIPPED_SHOWN = 20
 
 
 def task_text(task: Task, split: str) -> str:
@@ -87,7 +88,6 @@ def check_overlap(
 
     def skip(name: str, why: str) -> None:
         skipped.append(f"{name}: {why}")
-        progress.warn(f"skipped {name}: {why}")
 
     scanner = OverlapScanner(texts, settings)
     started = time.perf_counter()
@@ -102,6 +102,8 @@ def check_overlap(
             shown += (done - shown) // _MB * _MB
     progress.advance(steps - shown // _MB)
     progress.finish()
+    if skipped:  # one line: a folder of code can hold thousands of .pyc and .so files
+        progress.warn(f"skipped {len(skipped)} file(s), e.g. {skipped[0]}")
     info = CorpusInfo(
         tuple(str(path) for path in corpus),
         hasher.hexdigest(),
@@ -163,7 +165,8 @@ def overlap_document(report: OverlapReport, meta: Mapping[str, Any]) -> dict[str
             "bytes": report.corpus.bytes,
             "files": report.corpus.files,
             "documents": report.corpus.documents,
-            "skipped": list(report.corpus.skipped),
+            "skipped": len(report.corpus.skipped),
+            "skipped_examples": list(report.corpus.skipped[:_SKIPPED_SHOWN]),
         },
         "seconds": round(report.seconds, 3),
         "task_count": count,
