@@ -3,6 +3,7 @@ naming the file and line."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from pathlib import Path
@@ -103,3 +104,20 @@ def test_bad_jsonl_names_the_file_and_line(tmp_path: Path, lines: list[str], mes
 def test_a_missing_path_is_an_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"nowhere\.jsonl: .*no such file or folder"):
         corpus_files([tmp_path / "nowhere.jsonl"])
+
+
+def test_gzip_files_read_as_their_contents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(corpus, "CHUNK_BYTES", 50)
+    text = "".join(f"line {i} of some text\n" for i in range(40))
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress(text.encode()))
+    records = "".join(json.dumps({"content": f"doc {i}"}) + "\n" for i in range(30))
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(records.encode()))
+    got = chunks([tmp_path / "a.txt.gz", tmp_path / "b.jsonl.gz"])
+    texts = [c for c in got if c.record is None]
+    assert "".join(c.text for c in texts) == text and len(texts) > 5
+    assert [c.text for c in got if c.record is not None] == [f"doc {i}" for i in range(30)]
+    # progress counts the files' own (compressed) bytes
+    assert sum(c.size for c in got) == sum(p.stat().st_size for p in tmp_path.iterdir())
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(records.encode())[:-30])
+    with pytest.raises(InputError, match=r"b\.jsonl\.gz: cannot read"):
+        chunks([tmp_path / "b.jsonl.gz"])

@@ -42,7 +42,7 @@ def contamination() -> None:
     multiple=True,
     required=True,
     type=click.Path(path_type=Path),
-    help="A JSONL file, a text file or a folder of code files (repeatable).",
+    help="A JSONL file, a text file (either may be .gz) or a folder of code files (repeatable).",
 )
 @benchmark_option
 @version_option

@@ -4,7 +4,8 @@ A corpus is one or more paths: a JSONL file (`.jsonl`, `.ndjson`: one JSON objec
 `content` or `text` field, or the field named, is a document, as StarCoderData and The Stack
 ship them), any other file (plain text: the whole file is one document), or a folder whose
 files are read recursively by the same rule (hidden files and folders and files with a NUL
-byte in their first block, i.e. binaries, are skipped).
+byte in their first block, i.e. binaries, are skipped). A `.gz` file is read decompressed
+(`c.jsonl.gz` is JSONL).
 
 Memory stays bounded whatever the corpus size: a text file is read in blocks of CHUNK_BYTES
 cut at a newline (or, for a line longer than that, at a whitespace byte), a JSONL file one
@@ -13,9 +14,13 @@ record at a time. What is held at once is one block or one record.
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import io
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
@@ -53,6 +58,7 @@ class CorpusFile:
     path: Path
     name: str  # as shown and hashed: the path given, or the folder given / relative path
     jsonl: bool
+    gzip: bool = False  # `.gz`: read through gzip (`c.jsonl.gz` is JSONL)
 
 
 def corpus_files(paths: Sequence[Path], include: Sequence[str] = ()) -> list[CorpusFile]:
@@ -82,7 +88,35 @@ def corpus_files(paths: Sequence[Path], include: Sequence[str] = ()) -> list[Cor
 
 
 def _file(path: Path, name: str) -> CorpusFile:
-    return CorpusFile(path, name, path.name.lower().endswith(JSONL_SUFFIXES))
+    lower = path.name.lower()
+    compressed = lower.endswith(".gz")
+    return CorpusFile(path, name, lower.removesuffix(".gz").endswith(JSONL_SUFFIXES), compressed)
+
+
+class _Reader(AbstractContextManager["_Reader"]):
+    """A corpus file's (decompressed) bytes, and how many bytes of the file itself have been
+    consumed since the last call to `consumed` (progress counts the file's own bytes)."""
+
+    def __init__(self, file: CorpusFile) -> None:
+        self._stack = contextlib.ExitStack()
+        self._raw = self._stack.enter_context(file.path.open("rb"))
+        self.handle: io.BufferedIOBase = self._raw
+        if file.gzip:
+            self.handle = self._stack.enter_context(gzip.GzipFile(fileobj=self._raw, mode="rb"))
+        self._reported = 0
+
+    def consumed(self) -> int:
+        position = self._raw.tell()
+        done, self._reported = position - self._reported, position
+        return done
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+
+def _cannot_read(file: CorpusFile, error: Exception) -> InputError:
+    why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return InputError(f"cannot read: {why}", path=file.name)
 
 
 def read_chunks(
@@ -109,9 +143,9 @@ def _text_chunks(
     continues = False
     pending = b""
     try:
-        with file.path.open("rb") as handle:
+        with _Reader(file) as reader:
             while True:
-                block = handle.read(CHUNK_BYTES)
+                block = reader.handle.read(CHUNK_BYTES)
                 if not continues and not pending and b"\0" in block[:8192]:
                     on_skip(file.name, "binary (a NUL byte in its first 8 KiB)")
                     return
@@ -128,13 +162,13 @@ def _text_chunks(
                     return
                 piece, pending = data[:cut], data[cut:]
                 text = piece.decode("utf-8", errors="replace")
-                yield Chunk(file.name, None, line, text, continues, len(piece))
+                yield Chunk(file.name, None, line, text, continues, reader.consumed())
                 line += piece.count(b"\n")
                 continues = True
                 if not block:
                     return
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", path=file.name) from None
+    except (OSError, EOFError) as error:  # EOFError: a truncated .gz
+        raise _cannot_read(file, error) from None
 
 
 def _cut(data: bytes) -> int:
@@ -149,8 +183,8 @@ def _cut(data: bytes) -> int:
 def _jsonl_chunks(file: CorpusFile, hasher: Hasher, field: str | None) -> Iterator[Chunk]:
     fields = (field,) if field else DEFAULT_FIELDS
     try:
-        with file.path.open("rb") as handle:
-            for number, raw in enumerate(handle, 1):
+        with _Reader(file) as reader:
+            for number, raw in enumerate(reader.handle, 1):
                 hasher.update(raw)
                 if not raw.strip():
                     continue
@@ -178,6 +212,6 @@ def _jsonl_chunks(file: CorpusFile, hasher: Hasher, field: str | None) -> Iterat
                         line=number,
                         field=name,
                     )
-                yield Chunk(file.name, number, 1, text, False, len(raw))
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", path=file.name) from None
+                yield Chunk(file.name, number, 1, text, False, reader.consumed())
+    except (OSError, EOFError) as error:
+        raise _cannot_read(file, error) from None
