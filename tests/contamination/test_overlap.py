@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from passbench.contamination import OverlapSettings, Source, check_overlap, corpus
+from passbench.contamination.corpus import Chunk
 from passbench.contamination.overlap import OverlapScanner
 
 TASK = " ".join(f"w{i}" for i in range(30))  # 30 distinct tokens: w0 .. w29
@@ -151,12 +152,12 @@ def test_agrees_with_bigcodebenchs_rule_and_brute_force_lcs(
             assert result.lcs == (longest if longest >= 3 else 0), result.task_id
 
 
-def test_memory_does_not_hold_the_corpus(tmp_path: Path) -> None:
-    """A scanner keeps its task index and a bounded tail of the last chunk, nothing more."""
+@pytest.mark.parametrize("separator", ["\n", " "])
+def test_memory_does_not_hold_the_corpus(separator: str) -> None:
+    """A scanner keeps its task index and the last 30 tokens (the longest task's length) of
+    the previous chunk, nothing more, with or without newlines in the text."""
     scanner = OverlapScanner({"T/0": TASK}, OverlapSettings())
-    filler = "\n".join("x = y + 1  # w1 w2" for _ in range(20000))
-    from passbench.contamination.corpus import Chunk
-
+    filler = separator.join("x = y + 1  # w1 w2" for _ in range(20000))
     for number in range(5):
-        scanner.scan_chunk(Chunk("big.txt", None, 1, filler + "\n", number > 0, len(filler)))
-    assert len(scanner._tail) < 200  # 30 tokens of the longest task, whole lines
+        scanner.scan_chunk(Chunk("big.txt", None, 1, filler + " ", number > 0, len(filler)))
+        assert len(scanner._tail.split()) == 30 and len(scanner._tail) < 200

@@ -226,12 +226,15 @@ def _line_starts(text: str) -> list[int]:
 
 
 def _tail(text: str, first_line: int, tokens: int) -> tuple[str, int]:
-    """The last lines of `text` holding at least `tokens` tokens, and the line they start on."""
-    start, seen = len(text), 0
-    while start > 0 and seen < tokens:
-        cut = text.rfind("\n", 0, start - 1) + 1
-        seen += len(text[cut:start].split())
-        start = cut
+    """The end of `text` from its last `tokens` tokens on (a line may be cut: a file without
+    newlines keeps the tail bounded too), and the line it starts on."""
+    if tokens == 0:
+        return "", first_line + text.count("\n")
+    parts = text.rsplit(None, tokens)
+    if len(parts) <= tokens:  # no more tokens than that: keep it all
+        return text, first_line
+    head = len(parts[0])
+    start = len(text) - len(text[head:].lstrip())
     return text[start:], first_line + text.count("\n", 0, start)
 
 
