@@ -124,3 +124,17 @@ def test_date_windows_need_dated_tasks_and_valid_dates() -> None:
     assert DateWindow.parse("2024-08-01", None).contains("2024-08-01T00:00:00")
     assert not DateWindow.parse(None, "2024-07-31").contains("2024-08-01T00:00:00")
     assert DateWindow.parse(None, "2024-08-01").contains("2024-08-01T23:00:00")  # inclusive
+
+
+def test_a_model_cutoff_window_starts_the_day_after_the_cutoff() -> None:
+    window = DateWindow.parse(None, None, "2024-07-31")
+    assert window.since is not None and str(window.since) == "2024-08-01"
+    assert not window.contains("2024-07-31T23:59:00") and window.contains("2024-08-01T00:00:00")
+    assert window.describe() == "after cutoff 2024-07-31"
+    bounded = DateWindow.parse(None, "2024-09-30", "2024-07-31")
+    assert bounded.describe() == "after cutoff 2024-07-31 to 2024-09-30"
+    assert not bounded.contains("2024-10-01")
+    with pytest.raises(InputError, match="not after --model-cutoff"):
+        DateWindow.parse(None, "2024-07-31", "2024-07-31")
+    with pytest.raises(InputError, match="give it or --since, not both"):
+        DateWindow.parse("2024-01-01", None, "2024-07-31")

@@ -46,12 +46,21 @@ UNTIL_HELP = "Only problems whose contest date is on or before this date (inclus
 _RANGE = re.compile(r"\s*(\d+)\s*-\s*(\d+)\s*")
 
 
+MODEL_CUTOFF_HELP = (
+    "A model's training cutoff, YYYY-MM-DD: score the problems dated after it beside every "
+    "problem (dated benchmarks: livecodebench)."
+)
+
+
 @dataclass(frozen=True)
 class DateWindow:
-    """Contest dates `since <= date <= until` (both inclusive; None: unbounded)."""
+    """Contest dates `since <= date <= until` (both inclusive; None: unbounded). A window from
+    a model's training `cutoff` starts the day after it: the problems the model cannot have
+    seen (LiveCodeBench's contamination-free window)."""
 
     since: _dt.date | None = None
     until: _dt.date | None = None
+    cutoff: _dt.date | None = None
 
     @property
     def active(self) -> bool:
@@ -65,6 +74,9 @@ class DateWindow:
         return self.until is None or day <= self.until
 
     def describe(self) -> str:
+        if self.cutoff is not None:
+            after = f"after cutoff {self.cutoff}"
+            return after if self.until is None else f"{after} to {self.until}"
         if self.since is not None and self.until is not None:
             return f"{self.since} to {self.until}"
         if self.since is not None:
@@ -72,7 +84,28 @@ class DateWindow:
         return f"until {self.until}" if self.until is not None else "all dates"
 
     @classmethod
-    def parse(cls, since: str | None, until: str | None) -> DateWindow:
+    def parse(
+        cls, since: str | None, until: str | None, model_cutoff: str | None = None
+    ) -> DateWindow:
+        if model_cutoff is not None:
+            if since is not None:
+                raise InputError(
+                    "--model-cutoff starts the window the day after the cutoff; "
+                    "give it or --since, not both",
+                    field="model-cutoff",
+                )
+            cutoff = parse_date(model_cutoff, "model-cutoff")
+            window = cls(
+                cutoff + _dt.timedelta(days=1),
+                parse_date(until, "until") if until is not None else None,
+                cutoff,
+            )
+            if window.until is not None and window.until < cutoff + _dt.timedelta(days=1):
+                raise InputError(
+                    f"--until {until} is not after --model-cutoff {model_cutoff}",
+                    field="model-cutoff",
+                )
+            return window
         window = cls(
             parse_date(since, "since") if since is not None else None,
             parse_date(until, "until") if until is not None else None,

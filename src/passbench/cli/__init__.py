@@ -23,6 +23,7 @@ _COMMANDS: dict[str, str] = {
     "run": "passbench.cli.run:run",
     "inspect": "passbench.cli.inspect:inspect",
     "compare": "passbench.cli.compare:compare",
+    "contamination": "passbench.cli.contamination:contamination",
     "serve": "passbench.cli.serve:serve",
     "image": "passbench.cli.image:image",
     "db": "passbench.cli.db:db",

@@ -10,7 +10,13 @@ from rich.console import Console
 
 from passbench.benchmarks import DataSettings
 from passbench.cli.inspect import data_flags, scoring_flags, scoring_options
-from passbench.cli.options import data_settings, date_window, resolve_options, window_options
+from passbench.cli.options import (
+    data_settings,
+    date_window,
+    model_cutoff_option,
+    resolve_options,
+    window_options,
+)
 from passbench.errors import InputError
 from passbench.report.analysis import inspect_run
 from passbench.report.compare import RULES, compare_all, unique_names
@@ -62,6 +68,7 @@ _LEADERBOARD_SUFFIXES = {
     help="Differing tasks listed per pair (0: none in the terminal, all in markdown) [20].",
 )
 @window_options
+@model_cutoff_option
 @scoring_flags
 @data_flags
 @click.pass_context
@@ -80,7 +87,8 @@ def compare(
     RESULTS are two or more _eval_results.json files (passbench's or the official
     evaluator's); every pair is compared on the tasks both evaluated. Runs may have different
     numbers of samples per task: per-task pass rates are compared. --since / --until keep
-    the tasks of a contest-date window (LiveCodeBench runs).
+    the tasks of a contest-date window (LiveCodeBench runs); --model-cutoff DATE the tasks
+    after a model's training cutoff.
     """
     if len(results) < 2 and output_format not in FORMATS[3:] and leaderboard is None:
         raise InputError("give at least two result files to compare", field="RESULTS")
@@ -89,7 +97,11 @@ def compare(
     rule: str = resolved["rule"]
     limit: int = resolved["limit"]
     window = date_window(flags)
-    runs = [lcb.restrict_to_window(load_results(path), window) for path in results]
+    loaded = [load_results(path) for path in results]
+    if window.cutoff is not None:
+        for run in loaded:
+            lcb.require_dates(run, "model-cutoff")
+    runs = [lcb.restrict_to_window(run, window) for run in loaded]
     pairs = compare_all(runs, options, rule)
 
     boards: dict[str, str] = {}

@@ -13,6 +13,7 @@ from passbench.cli.options import (
     config_option,
     data_settings,
     date_window,
+    model_cutoff_option,
     resolve_options,
     window_options,
 )
@@ -131,7 +132,17 @@ def data_flags(command: F) -> F:
 )
 @click.option("--lib", multiple=True, help="List tasks using this library (repeatable).")
 @click.option("--limit", type=int, help="Task rows shown in the terminal (0: all) [20].")
+@click.option(
+    "--exclude-contaminated",
+    "overlap_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help=(
+        "A `passbench contamination overlap` result file: pass@1 with and without the tasks "
+        "it flags; the rest of the report covers the clean tasks."
+    ),
+)
 @window_options
+@model_cutoff_option
 @scoring_flags
 @data_flags
 @click.pass_context
@@ -146,6 +157,7 @@ def inspect(
     status: tuple[str, ...],
     category: tuple[str, ...],
     lib: tuple[str, ...],
+    overlap_file: Path | None,
     **flags: Any,
 ) -> None:
     """Report on RESULTS, an _eval_results.json from passbench or the official evaluator, or
@@ -155,7 +167,7 @@ def inspect(
     Hard subset, and every task's verdicts. Reads stored results only: nothing is re-run.
     A LiveCodeBench run also gets pass@1 by contest-date window (--since / --until: the
     window's beside every problem's) and by difficulty; the rest of the report covers the
-    window's problems.
+    window's problems. --model-cutoff DATE is the window after a model's training cutoff.
 
     Several RESULTS: the runs with their language and, when they are in more than one
     language, pass@1, counts and MultiPL-E's statuses by language.
@@ -165,15 +177,17 @@ def inspect(
     options = scoring_options(resolved)
     limit: int = resolved["limit"]
     if len(results) > 1:
-        if task_id or status or category or lib or pass_at_k_file or window.active:
+        if task_id or status or category or lib or pass_at_k_file or window.active or overlap_file:
             raise InputError(
-                "--task, --status, --category, --lib, --pass-at-k, --since and --until read "
-                "one RESULTS file",
+                "--task, --status, --category, --lib, --pass-at-k, --since, --until, "
+                "--model-cutoff and --exclude-contaminated read one RESULTS file",
                 field="RESULTS",
             )
         _several(results, output_format, output)
         return
     full_run = load_results(results[0], pass_at_k_file)
+    if window.cutoff is not None:
+        lcb.require_dates(full_run, "model-cutoff")
     run = lcb.restrict_to_window(full_run, window)
     windows = None
     if full_run.task_info and run.benchmark == "livecodebench":
@@ -181,6 +195,15 @@ def inspect(
     catalog = load_catalog(
         run.benchmark, resolved["dataset_version"] or run.dataset_version, data_settings(resolved)
     )
+    exclusion = None
+    if overlap_file is not None:
+        from passbench.contamination import read_contaminated
+        from passbench.report import contamination as contam
+
+        flagged, overlap = read_contaminated(overlap_file)
+        contam.check_benchmark(run, overlap, overlap_file)
+        exclusion = contam.exclusion_scores(run, flagged)
+        run, catalog = contam.without_tasks(run, catalog, flagged, overlap_file)
     inspection = inspect_run(run, catalog, options)
 
     if task_id is not None:
@@ -210,6 +233,8 @@ def inspect(
         document = inspection_dict(inspection, rows)
         if windows is not None:
             document["livecodebench"] = lcb.scores_dict(full_run.path, windows)
+        if exclusion is not None and overlap_file is not None:
+            document["contamination"] = contam.exclusion_dict(overlap_file, overlap, exclusion)
         _emit(to_json(document), output)
     elif output_format == "csv":
         _emit(tasks_csv(rows), output)
@@ -222,12 +247,14 @@ def inspect(
         target.write_text(render_report(run, inspection, catalog), encoding="utf-8")
         click.echo(f"wrote {target}")
     else:
+        from rich.console import Group
+
         from passbench.report.terminal import inspection_view
 
         view = inspection_view(inspection, rows, limit=limit, filtered=filtered)
+        if exclusion is not None and overlap_file is not None:
+            view = Group(contam.exclusion_view(exclusion, overlap_file), view)
         if windows is not None:
-            from rich.console import Group
-
             from passbench.report.terminal import windows_view
 
             view = Group(windows_view(windows), view)

@@ -30,6 +30,7 @@ from click.core import ParameterSource
 from passbench.benchmarks import DEFAULT_BENCHMARK, DataSettings, benchmark_names
 from passbench.benchmarks.selection import (
     ID_RANGE_HELP,
+    MODEL_CUTOFF_HELP,
     SINCE_HELP,
     TASKS_HELP,
     UNTIL_HELP,
@@ -100,6 +101,11 @@ since_option: Callable[[F], F] = click.option("--since", metavar="DATE", help=SI
 until_option: Callable[[F], F] = click.option("--until", metavar="DATE", help=UNTIL_HELP)
 
 
+model_cutoff_option: Callable[[F], F] = click.option(
+    "--model-cutoff", metavar="DATE", help=MODEL_CUTOFF_HELP
+)
+
+
 def window_options(function: F) -> F:
     """--since and --until (contest-date windows: passbench.benchmarks.selection)."""
     return since_option(until_option(function))
@@ -117,7 +123,7 @@ def task_selection(options: Mapping[str, Any]) -> TaskSelection:
 
 
 def date_window(options: Mapping[str, Any]) -> DateWindow:
-    return DateWindow.parse(options.get("since"), options.get("until"))
+    return DateWindow.parse(options.get("since"), options.get("until"), options.get("model_cutoff"))
 
 
 def given_flags(ctx: click.Context, options: Mapping[str, Any]) -> dict[str, Any]:

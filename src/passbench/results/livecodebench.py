@@ -253,6 +253,19 @@ def lcb_rows(run: RunResults) -> list[LcbRow]:
     return rows
 
 
+def require_dates(run: RunResults, option: str) -> None:
+    """InputError in one line unless every task of `run` has a contest date."""
+    undated = [
+        task_id for task_id in run.tasks if "contest_date" not in run.task_info.get(task_id, {})
+    ]
+    if undated:
+        raise InputError(
+            f"{run.path}: --{option} needs a benchmark with contest dates (livecodebench); "
+            f"{run.benchmark or 'this run'} has none for {len(undated)} task(s), e.g. {undated[0]}",
+            field=option,
+        )
+
+
 def restrict_to_window(run: RunResults, window: DateWindow) -> RunResults:
     """The run with only the tasks whose contest date lies in `window`."""
     if not window.active:

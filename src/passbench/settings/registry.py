@@ -373,6 +373,18 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
     "serve": _SERVE,
     "tasks": (_BENCHMARK, _VERSION, _SPLIT, _SUBSET, _DATASET_PATH),
     "inspect": _SCORING,
+    "contamination": (
+        _BENCHMARK,
+        _VERSION,
+        _setting(
+            "split",
+            "text",
+            None,
+            "Whose prompt text is checked (default: instruct where the benchmark has it).",
+        ),
+        _SUBSET,
+        _DATASET_PATH,
+    ),
     "compare": (
         *_SCORING,
         _setting(
