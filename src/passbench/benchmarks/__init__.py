@@ -52,6 +52,7 @@ _FACTORIES: dict[str, str] = {
     "mbpp": "passbench.benchmarks.mbpp:Mbpp",
     "mbppplus": "passbench.benchmarks.mbpp:MbppPlus",
     "livecodebench": "passbench.benchmarks.livecodebench:LiveCodeBench",
+    "cweval": "passbench.benchmarks.cweval:CWEval",
 }
 
 
