@@ -204,16 +204,39 @@ _cw_wrapt = _cw_module("wrapt_timeout_decorator", {"timeout": _cw_timeout, "__al
 _CW_SHIMS = {"pytest": _cw_pytest, "wrapt_timeout_decorator": _cw_wrapt}
 
 
+def _cw_parts(value):
+    """What a value's behaviour is made of: a function's code and defaults too (they can be
+    replaced without replacing the function)."""
+    if isinstance(value, _cw_types.FunctionType):
+        return (value, value.__code__, value.__defaults__, value.__kwdefaults__)
+    return (value,)
+
+
 def _cw_snapshot():
-    """Identity of everything the shims are made of: a candidate that changes it is caught."""
-    seen = {}
+    """Identity of everything the shims and this harness are made of so far (its globals,
+    the shim modules, its classes), as an immutable tuple."""
+    seen = [(("globals", key), _cw_parts(value)) for key, value in list(globals().items())]
     for name, module in _CW_SHIMS.items():
-        for key, value in vars(module).items():
-            seen[(name, key)] = value
-    for cls in (_CwParameterSet, _CwMark, _CwMarks, _CwRaises, _CwExceptionInfo):
-        for key, value in vars(cls).items():
-            seen[(cls.__name__, key)] = value
-    return seen
+        seen += [((name, key), _cw_parts(value)) for key, value in vars(module).items()]
+    classes = (_CwFailed, _CwParameterSet, _CwMark, _CwMarks, _CwRaises, _CwExceptionInfo)
+    for cls in (*classes, _CwCandidateLoader):
+        seen += [((cls.__name__, key), _cw_parts(value)) for key, value in vars(cls).items()]
+    return tuple(seen)
+
+
+def _cw_changed(before):
+    """What of `before` is no longer there, or no longer the same object."""
+    after = dict(_cw_snapshot())
+    changed = [key for key, parts in before if key not in after or len(after[key]) != len(parts)]
+    changed += [
+        key
+        for key, parts in before
+        if key in after and any(a is not b for a, b in zip(after[key], parts, strict=False))
+    ]
+    changed += [
+        f"sys.modules[{n!r}]" for n, m in _CW_SHIMS.items() if _cw_sys.modules.get(n) is not m
+    ]
+    return changed
 
 
 _cw_sys.modules.update(_CW_SHIMS)
@@ -243,23 +266,27 @@ class _CwCandidateLoader:
             _cw_sys.modules.update(_CW_SHIMS)
 
 
-_cw_before = _cw_snapshot()
-_cw_loader = _CwCandidateLoader()
-_cw_sys.meta_path.insert(0, _cw_loader)
-_cw_tests = _cw_types.ModuleType(_CW_TEST)
-_cw_tests.__file__ = f"{_CW_TEST}.py"
-try:
-    exec(compile(_CW_TESTS, f"{_CW_TEST}.py", "exec"), _cw_tests.__dict__)
-finally:
-    if _cw_loader in _cw_sys.meta_path:
-        _cw_sys.meta_path.remove(_cw_loader)
-_cw_after = _cw_snapshot()
-if (
-    set(_cw_after) != set(_cw_before)
-    or any(_cw_after[key] is not value for key, value in _cw_before.items())
-    or any(_cw_sys.modules.get(name) is not module for name, module in _CW_SHIMS.items())
-):
-    raise RuntimeError("the candidate changed the test shims (pytest, wrapt_timeout_decorator)")
+def _cw_load_tests():
+    """The tests' module, executed as pytest imports it (the candidate's module with it);
+    RuntimeError when the candidate changed the harness or the shims meanwhile."""
+    before = _cw_snapshot()
+    loader = _CwCandidateLoader()
+    _cw_sys.meta_path.insert(0, loader)
+    tests = _cw_types.ModuleType(_CW_TEST)
+    tests.__file__ = f"{_CW_TEST}.py"
+    try:
+        exec(compile(_CW_TESTS, f"{_CW_TEST}.py", "exec"), tests.__dict__)
+    finally:
+        if loader in _cw_sys.meta_path:
+            _cw_sys.meta_path.remove(loader)
+    changed = _cw_changed(before)
+    if changed:
+        names = ", ".join(str(key) for key in changed[:4])
+        raise RuntimeError(f"the candidate changed the test harness or its shims: {names}")
+    return tests
+
+
+_cw_tests = _cw_load_tests()
 
 
 # ---- the cases -------------------------------------------------------------------------------
