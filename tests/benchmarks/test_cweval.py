@@ -23,6 +23,10 @@ from passbench.evalenv import locate_env
 from passbench.evaluate import EvaluateSettings, Evaluator
 from passbench.prompts import build_prompt
 from passbench.records import ErrorCategory, ExecResult, Isolation, Task
+from passbench.report.analysis import Options, inspect_run
+from passbench.report.exports import summary_pairs
+from passbench.report.taskinfo import TaskCatalog
+from passbench.results import load_results
 from passbench.settings import Paths
 
 
@@ -301,6 +305,12 @@ def test_samples_are_scored_functional_and_secure_and_hostile_ones_get_nothing(
     assert scores["secure_given_functional"] == pytest.approx(3 / 6)
     assert scores["gt_pass_rate"] == 1.0 and "quarantined_tasks" not in scores
     assert result.extra_scores["func-sec@1"] == scores["func-sec@1"]
+    # inspect recomputes them from the samples' flags
+    run = load_results(result.eval_results_path)
+    summary = inspect_run(run, TaskCatalog(), Options(resamples=20)).summary
+    assert summary.security_scores["func@1"] == pytest.approx(scores["func@1"])
+    assert summary.security_scores["func-sec@1"] == pytest.approx(scores["func-sec@1"])
+    assert ("func-sec@1", f"{100 * scores['func-sec@1']:.1f}%") in summary_pairs(summary)
 
 
 @pytest.mark.evalenv
@@ -320,6 +330,10 @@ def test_a_quarantined_task_is_left_out_of_every_score(
     assert list(scores["quarantined_tasks"]) == ["cweval/core/py/cwe_1333_0"]
     assert scores["pass@1"] == scores["func@1"] == scores["func-sec@1"] == 1.0
     assert scores["n_tasks"] == 1 and list(result.quarantined) == list(scores["quarantined_tasks"])
+    run = load_results(result.eval_results_path)
+    summary = inspect_run(run, TaskCatalog(), Options(resamples=20)).summary
+    assert summary.n_tasks == 1 and summary.pass_at_k["pass@1"] == 1.0
+    assert any("quarantined" in note and "cwe_1333_0" in note for note in summary.notes)
 
 
 def test_program_embeds_the_candidate_and_the_tests(tasks: dict[str, Task]) -> None:
