@@ -4,6 +4,9 @@ environment and bubblewrap sandbox) the oracle self-check and hostile samples.""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -346,13 +349,29 @@ def test_a_quarantined_task_is_left_out_of_every_score(
     samples.write_text(
         "".join(json.dumps({"task_id": t, "solution": code}) + "\n" for t, code in rows)
     )
-    paths = Paths(cache_dir=visible_tmp_path / "cache", data_dir=data_dir)
-    result = Evaluator(_settings(env_dir, ids), paths).evaluate_samples(samples, None)
-    scores = json.loads(result.pass_at_k_path.read_text())
+    # through the command line: its summary shows the scores and the quarantine
+    command = [sys.executable, "-m", "passbench.cli", "evaluate", "--benchmark", "cweval"]
+    command += ["--samples", str(samples), "--env-dir", str(env_dir)]
+    command += ["--tasks", ",".join(ids)]
+    environment = dict(
+        os.environ,
+        PASSBENCH_DATA_DIR=str(data_dir),
+        PASSBENCH_CACHE_DIR=str(visible_tmp_path / "cache"),
+        COLUMNS="200",
+    )
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for score in ("pass@1", "func@1", "func-sec@1", "secure_given_functional"):
+        assert any(line.split() == [f"{score}:", "1.000"] for line in lines), done.stdout
+    assert "1 tasks quarantined" in done.stdout and "cwe_1333_0" in done.stdout
+    pass_at_k = visible_tmp_path / "ref--cweval-complete_pass_at_k.json"
+    scores = json.loads(pass_at_k.read_text())
     assert list(scores["quarantined_tasks"]) == ["cweval/core/py/cwe_1333_0"]
     assert scores["pass@1"] == scores["func@1"] == scores["func-sec@1"] == 1.0
-    assert scores["n_tasks"] == 1 and list(result.quarantined) == list(scores["quarantined_tasks"])
-    run = load_results(result.eval_results_path)
+    assert scores["n_tasks"] == 1
+    result = pass_at_k.with_name("ref--cweval-complete_eval_results.json")
+    run = load_results(result)
     summary = inspect_run(run, TaskCatalog(), Options(resamples=20)).summary
     assert summary.n_tasks == 1 and summary.pass_at_k["pass@1"] == 1.0
     assert any("quarantined" in note and "cwe_1333_0" in note for note in summary.notes)
