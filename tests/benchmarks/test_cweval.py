@@ -170,7 +170,6 @@ def _settings(env_dir: Path, task_ids: tuple[str, ...] | None) -> EvaluateSettin
 
 @pytest.mark.evalenv
 @pytest.mark.bwrap
-@pytest.mark.slow
 def test_the_oracle_self_check_on_every_task(env_dir: Path, data_dir: Path, tmp_path: Path) -> None:
     paths = Paths(cache_dir=tmp_path / "cache", data_dir=data_dir)
     outcome = Evaluator(_settings(env_dir, None), paths).run_ground_truth(tmp_path / "gt")
