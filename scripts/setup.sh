@@ -88,3 +88,5 @@ data_dir="${PASSBENCH_DATA_DIR:-../shared/datasets}"
 nltk_args=()
 [ -d "$data_dir/nltk_data" ] && nltk_args=(--nltk-data "$data_dir/nltk_data")
 .venv/bin/passbench env create bigcodebench "${nltk_args[@]}"
+# CWEval's tests import pycryptodome, argon2, PyJWT, lxml, PyYAML (a small env, about 20 s)
+env -u PASSBENCH_ENV_DIR .venv/bin/passbench env create cweval

@@ -56,6 +56,7 @@ _FACTORIES: dict[str, str] = {
     "livecodebench": "passbench.benchmarks.livecodebench:LiveCodeBench",
     # a prompt set without tests, scored by `passbench security`
     "cyberseceval-instruct": "passbench.benchmarks.cyberseceval:CyberSecEvalInstruct",
+    "cweval": "passbench.benchmarks.cweval:CWEval",
 }
 
 

@@ -249,6 +249,14 @@ def _print_outcome(console: Console, outcome: EvaluationOutcome, evaluator: Eval
         console.print(f"[yellow]{len(outcome.missing_tasks)} tasks have no sample[/]")
     for name, value in outcome.pass_at_k.items():
         console.print(f"{name}:\t[green]{value:.3f}[/]")
+    for name, value in outcome.extra_scores.items():
+        if isinstance(value, float):
+            console.print(f"{name}:\t[green]{value:.3f}[/]")
+    if outcome.quarantined:
+        console.print(
+            f"[yellow]{len(outcome.quarantined)} tasks quarantined (their references fail the "
+            f"self-check; left out of every score): {', '.join(outcome.quarantined)}[/]"
+        )
     console.print(
         f"{outcome.n_samples} samples over {outcome.n_tasks} tasks"
         + (f" ({outcome.reused} verdicts reused from the journal)" if outcome.reused else "")

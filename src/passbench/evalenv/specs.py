@@ -176,6 +176,10 @@ _BIGCODEBENCH_EXECUTABLES = (
     Executable("g++", "g++", "604"),
 )
 
+# What CWEval's Python tests and reference solutions import (cweval/core/py/*_{task,test}.py),
+# plus sqlite3 (cwe_943_0) and ls (cwe_078_0 runs `ls -l`).
+_CWEVAL_MODULES = ("Crypto", "argon2", "jwt", "lxml", "yaml", "sqlite3", "tarfile")
+
 _SPECS: dict[str, EnvSpec] = {
     "bigcodebench": EnvSpec(
         name="bigcodebench",
@@ -188,6 +192,13 @@ _SPECS: dict[str, EnvSpec] = {
         # way tasks 111 and 276 pass); docs/evalenv.md compares the two.
         other_locks=(("3.10", "bigcodebench-py310.txt"),),
         official_python="3.10",
+    ),
+    "cweval": EnvSpec(
+        name="cweval",
+        python="3.11",
+        lock_file="cweval-py311.txt",
+        modules=_CWEVAL_MODULES,
+        executables=(Executable("ls", "coreutils", "cweval/core/py/cwe_078_0"),),
     ),
 }
 

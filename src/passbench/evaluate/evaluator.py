@@ -184,15 +184,30 @@ class Evaluator:
         metadata["samples_file"] = str(samples_path)
         metadata["missing_tasks"] = list(missing)
         entries = []
-        for sample, code, (result, extra) in zip(samples, codes, run.verdicts, strict=True):
+        for sample, code, (result, fields) in zip(samples, codes, run.verdicts, strict=True):
             entry = sample_entry(sample, code, result)
-            entry.update(extra)
+            entry.update(fields)
             entries.append(entry)
+        # a benchmark whose references must pass a self-check (CWEval's oracles) leaves the
+        # tasks that fail it out of every score
+        quarantined = (
+            truth.failures()
+            if truth is not None and getattr(self.benchmark, "quarantine_failed_references", False)
+            else {}
+        )
+        scored = [entry for entry in entries if entry["task_id"] not in quarantined]
         counts: dict[str, tuple[int, int]] = {}
-        for entry in entries:
+        for entry in scored:
             n, c = counts.get(entry["task_id"], (0, 0))
             counts[entry["task_id"]] = (n + 1, c + (entry["status"] == "pass"))
         scores = pass_at_k_table(counts, self.settings.pass_k)
+        extra: dict[str, Any] = {"gt_failures": truth.failures()} if truth else {}
+        if quarantined:
+            extra["quarantined_tasks"] = quarantined
+        # more scores than pass@k (CWEval: func@k, func-sec@k, secure_given_functional)
+        extra_scores = getattr(self.benchmark, "extra_scores", None)
+        if extra_scores is not None:
+            extra.update(extra_scores(scored, self.settings.pass_k))
         eval_path, pass_path = result_paths(target, stem)
         write_eval_results(eval_path, entries, metadata, extra=self.style.eval_results_extra())
         write_pass_at_k(
@@ -207,7 +222,7 @@ class Evaluator:
             failed_tasks=truth.failed_tasks if truth else [],
             n_tasks=len(counts),
             n_samples=len(samples),
-            extra={"gt_failures": truth.failures()} if truth else None,
+            extra=extra or None,
         )
         # a benchmark whose official tool has its own result file writes it beside ours
         write_official = getattr(self.benchmark, "write_official_results", None)
@@ -217,6 +232,8 @@ class Evaluator:
             eval_results_path=eval_path,
             pass_at_k_path=pass_path,
             pass_at_k=scores,
+            extra_scores={k: v for k, v in extra.items() if k.startswith(("func", "secure_"))},
+            quarantined=quarantined,
             n_tasks=len(counts),
             n_samples=len(samples),
             missing_tasks=missing,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,10 @@ class EvaluationOutcome:
     ground_truth: GroundTruth | None
     isolation: Isolation
     reused: int  # verdicts taken from the journal instead of re-running
+    # a benchmark's scores beside pass@k (CWEval: func@k, func-sec@k, secure_given_functional)
+    extra_scores: Mapping[str, Any] = field(default_factory=dict)
+    # tasks left out of every score, with why (CWEval: references failing the self-check)
+    quarantined: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ class TestedStyle:
         with self._cache() as cache:
             programs = self._programs(cache)
             results, isolation, _ = self.execution.run(programs, cache, "ground truth", reuse=True)
-        return GroundTruth.from_results(programs, results), isolation
+        return GroundTruth.from_results(programs, self._explained(results)), isolation
 
     def rerun_ground_truth(self, journal_path: Path) -> tuple[GroundTruth, Isolation]:
         """Every canonical solution run again (never answered from the cache, which is
@@ -82,7 +82,17 @@ class TestedStyle:
                 )
             for program in programs:
                 cache.record(program_sha(program.source), results[program.key])
-        return GroundTruth.from_results(programs, results), isolation
+        return GroundTruth.from_results(programs, self._explained(results)), isolation
+
+    def _explained(self, results: Mapping[str, ExecResult]) -> Mapping[str, ExecResult]:
+        """The canonical verdicts as the benchmark reads them where it has its own rule
+        (CWEval's oracle self-check: which reference failed which oracle); the cache keeps
+        the sandbox's."""
+        decide = getattr(self.benchmark, "reference_verdict", None)
+        if decide is None:
+            return results
+        by_id = {task.task_id: task for task in self.tasks}
+        return {key: decide(by_id[result.task_id], result) for key, result in results.items()}
 
     # -- samples ---------------------------------------------------------------------------
 
@@ -135,8 +145,16 @@ class TestedStyle:
                 identity=identity,
                 finalize=finalize,
             )
+        # a benchmark that reads more than pass/fail from a verdict (CWEval: functional,
+        # secure) adds those fields to each sample's entry
+        fields = getattr(self.benchmark, "verdict_fields", None)
+        verdicts = []
+        for program in programs:
+            result = results[program.key]
+            extra = fields(tasks[program.task_id], result) if fields is not None else {}
+            verdicts.append((result, extra))
         return SampleVerdicts(
-            verdicts=[(results[program.key], {}) for program in programs],
+            verdicts=verdicts,
             ground_truth=truth,
             isolation=weakest(isolation, truth_isolation),
             reused=reused,

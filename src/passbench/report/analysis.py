@@ -69,6 +69,8 @@ class Summary:
     # task id -> what its ground truth lacked in this environment (NLTK data, the network)
     environment_gaps: Mapping[str, str] = field(default_factory=dict)
     language: str = "Python"  # benchmarks.benchmark_language
+    # CWEval: func@k, func-sec@k, secure_given_functional (recomputed from the samples' flags)
+    security_scores: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def unsandboxed_warning(self) -> str:
@@ -150,7 +152,8 @@ def inspect_run(
         for task_id in _ordered(run.tasks)
     )
     summary = _summary(run, catalog, options, failures)
-    counts = run.counts()
+    quarantined = run.quarantined_tasks
+    counts = {task: nc for task, nc in run.counts().items() if task not in quarantined}
     curve: tuple[tuple[int, float], ...] = ()
     if counts:
         smallest = min(n for n, _ in counts.values())
@@ -208,8 +211,15 @@ def _summary(
     options: Options,
     failures: Mapping[str, Sequence[Failure | None]],
 ) -> Summary:
-    counts = run.counts()
+    quarantined = run.quarantined_tasks
+    counts = {task: nc for task, nc in run.counts().items() if task not in quarantined}
     notes: list[str] = []
+    if quarantined:
+        notes.append(
+            f"{len(quarantined)} task(s) quarantined and left out of every score (their "
+            f"references fail the oracle self-check): {', '.join(_ordered(quarantined))}"
+        )
+    security = _security_scores(run, quarantined, options.ks)
     sizes = Counter(n for n, _ in counts.values())
     table = scoring.pass_at_k_table(counts, options.ks)
     skipped = [k for k in options.ks if f"pass@{k}" not in table]
@@ -315,7 +325,34 @@ def _summary(
         notes=tuple(notes),
         unsandboxed=run.unsandboxed,
         environment_gaps=gaps,
+        security_scores=security,
     )
+
+
+def _security_scores(
+    run: RunResults, quarantined: Mapping[str, Any], ks: Sequence[int]
+) -> dict[str, float]:
+    """func@k, func-sec@k and secure_given_functional, recomputed from the samples' flags,
+    when every sample carries them (CWEval runs); {} otherwise."""
+    samples = [
+        sample
+        for task, task_samples in run.tasks.items()
+        if task not in quarantined
+        for sample in task_samples
+    ]
+    if not samples or any(s.functional is None or s.secure is None for s in samples):
+        return {}
+    from passbench.benchmarks.cweval import security_scores
+
+    entries = [
+        {"task_id": s.task_id, "functional": s.functional, "secure": s.secure} for s in samples
+    ]
+    scores = security_scores(entries, ks)
+    return {
+        key: float(value)
+        for key, value in scores.items()
+        if isinstance(value, float) and key.startswith(("func", "secure_"))
+    }
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -63,6 +63,7 @@ def summary_dict(summary: Summary) -> dict[str, Any]:
         "n_tasks": summary.n_tasks,
         "samples_per_task": {str(n): count for n, count in summary.samples_per_task.items()},
         "pass_at_k": {key: _number(value) for key, value in summary.pass_at_k.items()},
+        "security_scores": {key: _number(v) for key, v in summary.security_scores.items()},
         "ci": {key: interval_dict(interval) for key, interval in summary.intervals.items()},
         "pass_at_1_exact_ci": interval_dict(summary.exact_pass_at_1),
         "tasks_solved": summary.tasks_solved,
@@ -237,6 +238,8 @@ def summary_pairs(summary: Summary) -> list[tuple[str, str]]:
         if key == "pass@1" and summary.exact_pass_at_1 is not None:
             text += f", {interval_text(summary.exact_pass_at_1)} exact (Clopper-Pearson)"
         pairs.append((key, text))
+    for key, value in summary.security_scores.items():
+        pairs.append((key, percent(value)))
     sizes = ", ".join(
         f"{n} ({count} tasks)" if len(summary.samples_per_task) > 1 else str(n)
         for n, count in summary.samples_per_task.items()

@@ -48,6 +48,8 @@ class SampleResult:
     tests_run: int | None = None
     isolation: str | None = None  # "bubblewrap" or "rlimit"; None in official and older files
     multipl_e_status: str | None = None  # MultiPL-E's OK / SyntaxError / Exception / Timeout
+    functional: bool | None = None  # CWEval: every functionality case passed
+    secure: bool | None = None  # CWEval: every security case passed
 
     @property
     def passed(self) -> bool:
@@ -162,6 +164,13 @@ class RunResults:
         if isinstance(value, list):
             return tuple(str(item) for item in value)
         return ()
+
+    @property
+    def quarantined_tasks(self) -> dict[str, dict[str, Any]]:
+        """Tasks the evaluation left out of every score, with why (CWEval: references that
+        fail the oracle self-check), from the pass@k file."""
+        value = (self.pass_at_k_file or {}).get("quarantined_tasks")
+        return {str(k): dict(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """(n, c) per task: samples and passing samples, the input of pass@k."""
@@ -430,6 +439,8 @@ def _read_sample(task_id: str, position: int, item: Any, path: Path, where: str)
         tests_run=_optional(item, "tests_run", int, path, where),
         isolation=_optional(item, "isolation", str, path, where),
         multipl_e_status=_optional(item, "multipl_e_status", str, path, where),
+        functional=_optional_flag(item, "functional", path, where),
+        secure=_optional_flag(item, "secure", path, where),
     )
 
 
@@ -439,6 +450,15 @@ def _optional(item: Mapping[str, Any], key: str, kind: type, path: Path, where: 
         return None
     if not isinstance(value, kind) or isinstance(value, bool):
         raise ResultsFileError(f"must be {kind.__name__}", path=path, field=f"{where}.{key}")
+    return value
+
+
+def _optional_flag(item: Mapping[str, Any], key: str, path: Path, where: str) -> bool | None:
+    value = item.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        raise ResultsFileError("must be true or false", path=path, field=f"{where}.{key}")
     return value
 
 

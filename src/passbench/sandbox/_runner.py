@@ -424,6 +424,28 @@ def _case_class_problems(test_class: Any) -> list[str]:
     return problems
 
 
+def _methods_snapshot(test_class: Any) -> dict[str, tuple[Any, Any]]:
+    """Identity of the test class's own test methods (their code too), taken once the tests
+    are loaded: a test, or the code it calls, that replaces a later test is caught. Other
+    class attributes are left alone (setUpClass may set them)."""
+    return {
+        name: (value, value.__code__)
+        for name, value in vars(test_class).items()
+        if isinstance(name, str)
+        and name.startswith("test")
+        and isinstance(value, types.FunctionType)
+    }
+
+
+def _methods_changed(test_class: Any, before: dict[str, tuple[Any, Any]]) -> list[str]:
+    after = _methods_snapshot(test_class)
+    return [
+        f"TestCases.{name} replaced"
+        for name, (value, code) in before.items()
+        if name not in after or after[name][0] is not value or after[name][1] is not code
+    ]
+
+
 # --------------------------------------------------------------------------- one sample (child)
 
 
@@ -493,6 +515,7 @@ def _run_unittest(source: str, test_class: str, timeout: float, outcome: dict[st
                 outcome["phase"] = "tests"
                 cases = getattr(new_module, test_class)
                 problems = _case_class_problems(cases)
+                methods = _methods_snapshot(cases)
                 loader = _TestLoader()
                 suite = loader.loadTestsFromTestCase(cases)
                 outcome["tests_loaded"] = suite.countTestCases()
@@ -506,6 +529,7 @@ def _run_unittest(source: str, test_class: str, timeout: float, outcome: dict[st
                 details[_test_name(test)] = trace
             outcome["tests_run"] = result.testsRun
             problems += _case_class_problems(cases)
+            problems += _methods_changed(cases, methods)
             problems += [f"result.{n} replaced" for n in _RESULT_METHODS if n in vars(result)]
             problems += [f"{name} replaced" for name in snapshot_changes(snapshot)]
             problems += [f"{name} replaced" for name in replaced]
