@@ -12,6 +12,7 @@ import pytest
 from tests.web.conftest import OFFICIAL, OURS, SHARED_MODEL, leaderboard_file
 
 from passbench import scoring
+from passbench.cli import main
 from passbench.report.analysis import Options
 from passbench.report.compare import compare_pair
 from passbench.results import load_results, task_order
@@ -19,6 +20,7 @@ from passbench.store.database import Store
 from passbench.web import board as boards
 from passbench.web.board import BoardRow, View
 from passbench.web.filters import BoardState
+from passbench.web.static import build
 
 HARD_COMPLETE = View("bigcodebench", "hard", "complete")
 
@@ -141,6 +143,32 @@ def test_a_hidden_run_leaves_every_view(filled: tuple[Store, dict[str, int]]) ->
         with store.transaction() as session:
             boards.set_hidden(session, runs["demo-model-v2"], hidden=False)
     assert "demo-model-v2" in {row.model for row in _rows(store)}
+
+
+def test_an_admin_hides_a_published_score_from_the_board_and_the_build(
+    filled: tuple[Store, dict[str, int]], tmp_path: Path
+) -> None:
+    store, runs = filled
+    hide = ["leaderboard", "hide", "--db", store.url, "--reported", SHARED_MODEL]
+    main([*hide, "--subset", "hard"])
+    try:
+        shared = [(row.badge, row.run_id) for row in _rows(store) if row.model == SHARED_MODEL]
+        assert shared == [("imported", runs[SHARED_MODEL])]  # the run we hold stays
+        full = _rows(store, View("bigcodebench", "full", "complete"))
+        assert ("reported", SHARED_MODEL) in {(row.badge, row.model) for row in full}
+        with store.transaction() as session:
+            build(session, tmp_path / "site")
+        board_json = json.loads((tmp_path / "site" / "board.json").read_text())
+        hard_rows = [r for v in board_json["views"] if "-hard-" in v["key"] for r in v["rows"]]
+        assert not [r for r in hard_rows if (r["model"], r["badge"]) == (SHARED_MODEL, "reported")]
+        hard_json = json.loads((tmp_path / "site" / "results-hard.json").read_text())
+        assert hard_json[SHARED_MODEL]["pass@1"]["instruct"] is None  # only the hidden one had it
+    finally:
+        main([*hide, "--show"])
+    assert ("reported", SHARED_MODEL) in {(row.badge, row.model) for row in _rows(store)}
+    with pytest.raises(SystemExit) as refused:
+        main(["leaderboard", "hide", "--db", store.url, "--reported", "no-such-model"])
+    assert refused.value.code == 2
 
 
 def test_the_url_state_filters_and_sorts_and_counts_what_it_hides(

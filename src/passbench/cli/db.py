@@ -530,23 +530,57 @@ def status(server: str, job: str, output_format: str) -> None:
 
 
 @leaderboard.command()
-@click.argument("run_id", type=int)
-@click.option("--show", is_flag=True, help="Show a hidden run again.")
+@click.argument("run_id", type=int, required=False)
+@click.option(
+    "--reported",
+    "model",
+    metavar="MODEL",
+    help="Hide the scores published for MODEL (a reported row) instead of a run.",
+)
+@click.option("--subset", type=click.Choice(("full", "hard")), help="With --reported: only this.")
+@click.option("--split", type=click.Choice(("complete", "instruct")), help="With --reported.")
+@click.option("--show", is_flag=True, help="Show a hidden run (or reported score) again.")
 @db_option
 @config_option
 @click.pass_context
-def hide(ctx: click.Context, /, run_id: int, show: bool, **options: Any) -> None:
-    """Hide a run from every view of the board (an admin's action; nothing is deleted)."""
-    from passbench.web.board import set_hidden
+def hide(
+    ctx: click.Context,
+    /,
+    run_id: int | None,
+    model: str | None,
+    subset: str | None,
+    split: str | None,
+    show: bool,
+    **options: Any,
+) -> None:
+    """Hide a run (RUN_ID) or a model's published scores (--reported MODEL) from every view of
+    the board and the static build: an admin's action (it needs the store); nothing is
+    deleted, and --show shows them again."""
+    from passbench.web.board import set_hidden, set_reported_hidden
 
+    if (run_id is None) == (model is None):
+        raise InputError("name a run (RUN_ID) or a model's reported scores (--reported MODEL)")
+    if model is None and (subset or split):
+        raise InputError("--subset and --split go with --reported", field="--subset")
     store = _open(ctx, "leaderboard", options)
     try:
         with store.transaction() as session:
-            try:
-                run = set_hidden(session, run_id, hidden=not show)
-            except LookupError:
-                raise InputError(f"no run {run_id} in {store.url}", field="RUN_ID") from None
-            name = run.model.name
+            if model is not None:
+                try:
+                    scores = set_reported_hidden(
+                        session, model, subset=subset, split=split, hidden=not show
+                    )
+                except LookupError as error:
+                    message = f"{error.args[0]} in {store.url}"
+                    raise InputError(message, field="--reported") from None
+                what = f"{len(scores)} reported scores of {model}"
+            else:
+                assert run_id is not None
+                try:
+                    run = set_hidden(session, run_id, hidden=not show)
+                except LookupError:
+                    raise InputError(f"no run {run_id} in {store.url}", field="RUN_ID") from None
+                what = f"run {run_id} ({run.model.name})"
     finally:
         store.close()
-    click.echo(f"run {run_id} ({name}) {'shown' if show else 'hidden'}", err=True)
+    click.echo(f"{what} {'shown' if show else 'hidden'}", err=True)
