@@ -79,7 +79,7 @@ def deployment(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
             (
                 "worker",
                 (
-                    *("worker", "--tasks", tasks, "--poll-s", "0.3", "--workers", "2"),
+                    *("worker", "--poll-s", "0.3", "--workers", "2"),
                     *("--work-dir", str(folder / "jobs")),
                 ),
             ),
