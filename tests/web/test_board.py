@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from tests.web.conftest import OFFICIAL, OURS, SHARED_MODEL, leaderboard_file
 
 from passbench import scoring
@@ -17,6 +19,7 @@ from passbench.report.analysis import Options
 from passbench.report.compare import compare_pair
 from passbench.results import load_results, task_order
 from passbench.store.database import Store
+from passbench.store.models import Model
 from passbench.web import board as boards
 from passbench.web.board import BoardRow, View
 from passbench.web.filters import BoardState
@@ -82,6 +85,41 @@ def test_runs_are_scored_from_verdicts_and_published_scores_are_reported(
     assert imported.pass_at_1 == pytest.approx(100 * 6 / 14)
     assert imported.ci_method == "clopper-pearson"  # one sample a task: exact
     assert imported.link == reported[SHARED_MODEL].link and imported.size_b == 6.7
+
+
+def test_postgresql_gives_the_same_board_as_sqlite(
+    filled: tuple[Store, dict[str, int]], filled_postgres: tuple[Store, dict[str, int]]
+) -> None:
+    (sqlite, sqlite_runs), (postgres, postgres_runs) = filled, filled_postgres
+    assert postgres.engine.dialect.name == "postgresql"
+    with sqlite.transaction() as session:
+        expected = {view: boards.board(session, view) for view in boards.views(session)}
+        sqlite_ids = {m.id: m.name for m in session.scalars(select(Model))}
+    with postgres.transaction() as session:
+        found = {view: boards.board(session, view) for view in boards.views(session)}
+        postgres_ids = {m.id: m.name for m in session.scalars(select(Model))}
+    sqlite_run_model = {run: name for name, run in sqlite_runs.items()}
+    postgres_run_model = {run: name for name, run in postgres_runs.items()}
+
+    def portable(
+        rows: list[BoardRow], ids: dict[int, str], run_model: dict[int, str]
+    ) -> list[tuple[BoardRow, str, str | None]]:
+        """Rows without database ids (they may differ): what the ids point at instead."""
+        return [
+            (
+                replace(row, model_id=0, run_id=None),
+                ids[row.model_id],
+                None if row.run_id is None else run_model[row.run_id],
+            )
+            for row in rows
+        ]
+
+    assert list(found) == list(expected) and len(expected) == 4
+    for view, rows in expected.items():
+        assert len(rows) > 100
+        assert portable(found[view], postgres_ids, postgres_run_model) == portable(
+            rows, sqlite_ids, sqlite_run_model
+        ), view.key
 
 
 def test_rows_are_ranked_with_bands_where_intervals_overlap(
