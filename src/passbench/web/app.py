@@ -39,9 +39,11 @@ from passbench.store.models import OPEN_DATA_LEVELS, Run
 from passbench.web import board as boards
 from passbench.web.board import BADGES, BoardRow, View
 from passbench.web.filters import COLUMNS, DEFAULT_SORT, BoardState, records, table
-from passbench.web.submit import Submissions, submission_tabs
+from passbench.web.submit import Submissions, status_markdown, submission_tabs
 
 TABS = ("board", "model", "compare")
+#: The tabs an app with submissions adds (`?tab=submit`, `?tab=queue&job=ID`).
+SUBMISSION_TABS = ("submit", "queue")
 _CSS = """
 #board-count {font-weight: 600}
 .provenance code {font-size: 12px}
@@ -284,8 +286,10 @@ def build_blocks(
                     interactive=False,
                     max_height=500,
                 )
+            extra = None
             if submissions is not None:
-                submission_tabs(gr, tabs, submissions, list(benchmark_names()))
+                extra = submission_tabs(gr, tabs, submissions, list(benchmark_names()))
+        tab_names = TABS + (SUBMISSION_TABS if extra is not None else ())
 
         filters = [
             view, search, size_min, size_max, date_from, date_to,
@@ -336,6 +340,8 @@ def build_blocks(
                 params.update(tab="model", model=names.get(int(model_id), ""))
             elif tab == "compare" and first is not None and second is not None:
                 params.update(tab="compare", compare=f"{int(first)},{int(second)}")
+            elif tab in SUBMISSION_TABS:
+                params.update(tab=tab)
             return urllib.parse.urlencode(params)
 
         def refilter(*values: Any) -> list[Any]:
@@ -355,7 +361,7 @@ def build_blocks(
             found, _ = cache.current()
             chosen = boards.find_view(found, state.view)
             state = replace(state, view=chosen.key if chosen else None)
-            chosen_tab = params.get("tab") if params.get("tab") in TABS else "board"
+            chosen_tab = params.get("tab") if params.get("tab") in tab_names else "board"
             # The model and run lists are filled when their tab opens: a board's load stays
             # one small answer, and setting no picker sets off none of their events.
             picked, pair = None, []
@@ -371,7 +377,20 @@ def build_blocks(
                 pair = [run_id for run_id in pair[:2] if run_id in known]
                 run_pick_a = gr.Dropdown(choices=runs, value=pair[0] if pair else None)
                 run_pick_b = gr.Dropdown(choices=runs, value=pair[1] if len(pair) > 1 else None)
+            queue_parts: list[Any] = []
+            if extra is not None and submissions is not None:
+                # the Queue tab opened by its address: its table, and the job it names
+                queue_parts = [gr.skip(), gr.skip(), gr.skip()]
+                if chosen_tab == "queue":
+                    queue_parts[0] = submissions.listing()
+                    if params.get("job"):
+                        queue_parts[1] = params["job"]
+                        try:
+                            queue_parts[2] = status_markdown(submissions.status(params["job"]))
+                        except Exception as error:  # gr.Error: no such job
+                            queue_parts[2] = str(error)
             return [
+                *queue_parts,
                 gr.Radio(choices=[(v.label, v.key) for v in found], value=state.view),
                 state.q,
                 "" if state.size_min is None else f"{state.size_min:g}",
@@ -405,11 +424,22 @@ def build_blocks(
         where = [*filters, tab, model, run_a, run_b]
         # One round trip on load: the controls from the address, and the board they select.
         # Readers' changes are `input` events, so the load's own updates trigger nothing.
+        queue_outputs = [] if extra is None else [extra.jobs, extra.lookup, extra.summary]
         blocks.load(
             open_page,
             inputs=query,
             js=_READ_URL,
-            outputs=[*filters, model, run_a, run_b, tabs, tab, *board_outputs, query],
+            outputs=[
+                *queue_outputs,
+                *filters,
+                model,
+                run_a,
+                run_b,
+                tabs,
+                tab,
+                *board_outputs,
+                query,
+            ],
             queue=False,
             api_visibility="private",
         )
@@ -449,7 +479,10 @@ def build_blocks(
 
             return opened
 
-        for name, opened in (("board", board_tab), ("model", model_tab), ("compare", compare_tab)):
+        opening = [("board", board_tab), ("model", model_tab), ("compare", compare_tab)]
+        if extra is not None:
+            opening += [("submit", extra.submit_tab), ("queue", extra.queue_tab)]
+        for name, opened in opening:
             opened.select(
                 switch(name),
                 where,
