@@ -316,7 +316,7 @@ def test_the_form_submits_and_the_queue_tab_follows_the_job(
         browser.open(deployment.url)
         browser.wait_for("[...document.querySelectorAll('button[role=tab]')].length >= 5", 60)
         # the page's load answers with the tab its address names: let it land first
-        browser.wait_for("(document.querySelector('#board-count') || {}).innerText", 60)
+        browser.wait_for("document.body.dataset.loaded === '1'", 60)
         browser.evaluate(
             "[...document.querySelectorAll('button[role=tab]')]"
             ".find(b => b.innerText.trim() === 'Submit').click()"

@@ -11,12 +11,19 @@
 The app reads the store only through web.board, as the static build does. It executes nothing:
 samples are data here; scoring is a worker's job (docs/leaderboard.md). What the reader chose
 lives in the address (web.filters documents the parameters, plus `tab`, `model`, `run`,
-`compare=RUN,RUN`): the page reads it in the browser when it opens and rewrites it with
+`compare=RUN,RUN`, and with submissions `tab=submit`, `tab=queue&job=ID`): the page reads it in
+the browser when it opens and rewrites it with
 history.replaceState as the reader changes anything.
 
 With `Submissions` (web.submit) it adds the Submit and Queue tabs and the `submit` and
-`status` API endpoints: they queue bundles and read jobs through store/queue.py; workers score
-them in their own processes.
+`status` API endpoints: they queue bundles and read jobs through store/queue.py (the Queue tab
+also cancels, hides and deletes entries with the reader's token); workers score them in their
+own processes.
+
+Speed: every view's rows are computed at start (BoardCache.warm) and the default board is built
+into the page's config, so the plain address draws rows without waiting for the load's round
+trip; the load then sends the board only when the address asks for another state or the store
+changed since the start.
 """
 
 # No `from __future__ import annotations`: Gradio reads `gr.SelectData` from a handler's
@@ -50,6 +57,9 @@ _CSS = """
 """
 #: The address's query, read in the browser when the page opens.
 _READ_URL = "() => [window.location.search]"
+#: Marks the page once its load has answered (`<body data-loaded="1">`): the built-in board is
+#: on screen before that, and a script (a test, the load benchmark) can wait for the rest.
+_LOADED = "() => { document.body.dataset.loaded = '1'; return []; }"
 #: Rewrites the address from the hidden query field; runs in the browser only. An empty field
 #: is the page still opening (the app always writes the view): the address is left alone, so
 #: the load reads it first.
@@ -70,6 +80,18 @@ class BoardCache:
         self._stamp: tuple[object, ...] | None = None
         self._views: list[View] = []
         self._rows: dict[View, list[BoardRow]] = {}
+
+    @property
+    def stamp(self) -> tuple[object, ...] | None:
+        """The state of the store the cached boards are of (None before the first look)."""
+        with self._lock:
+            return self._stamp
+
+    def warm(self) -> None:
+        """Compute every view's rows now (at the server's start): no reader waits for them."""
+        found, rows_of = self.current()
+        for view in found:
+            rows_of(view)
 
     def current(self) -> tuple[list[View], Callable[[View], list[BoardRow]]]:
         with self.store.transaction() as session:
@@ -192,6 +214,30 @@ def build_blocks(
     cache = BoardCache(store)
     folder = downloads or Path(tempfile.mkdtemp(prefix="passbench-board-"))
     folder.mkdir(parents=True, exist_ok=True)
+    # The default board goes into the page itself (Gradio's config): a reader who opens the
+    # plain address sees rows as soon as the front end has drawn, and the page's load then
+    # changes nothing unless the address asks for more or the store changed since.
+    cache.warm()
+    first_views, _ = cache.current()
+    first_view = first_views[0].key if first_views else None
+    default_state = BoardState(view=first_view)
+    built_stamp = cache.stamp
+
+    def render(state: BoardState) -> list[Any]:
+        """The count, the table and the downloads for `state`."""
+        found, rows_of = cache.current()
+        chosen = boards.find_view(found, state.view)
+        if chosen is None:
+            return ["No boards yet: import results (docs/leaderboard.md).", None, None, None]
+        rows = rows_of(chosen)
+        shown, hidden = state.apply(rows)
+        headers, cells = table(shown, state.columns)
+        frame = {"headers": headers, "data": cells}
+        text = f"{len(shown)} of {len(rows)} rows shown · {hidden} hidden by filters"
+        csv_path, json_path = _downloads(folder, shown, list(state.columns), chosen)
+        return [text, frame, csv_path, json_path]
+
+    initial = render(default_state)
 
     def model_choices() -> list[tuple[str, int]]:
         from sqlalchemy import select
@@ -227,7 +273,12 @@ def build_blocks(
         tab = gr.State("board")
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab("Leaderboard", id="board") as board_tab:
-                view = gr.Radio(label="Board", elem_id="view")
+                view = gr.Radio(
+                    [(v.label, v.key) for v in first_views],
+                    value=first_view,
+                    label="Board",
+                    elem_id="view",
+                )
                 with gr.Row():
                     search = gr.Textbox(label="Model contains", elem_id="q")
                     # text, not gr.Number: an empty box must mean "no bound", never 0
@@ -247,8 +298,9 @@ def build_blocks(
                         value=list(COLUMNS),
                         label="Columns",
                     )
-                count = gr.Markdown(elem_id="board-count")
+                count = gr.Markdown(initial[0], elem_id="board-count")
                 grid = gr.Dataframe(
+                    initial[1],
                     elem_id="board",
                     interactive=False,
                     show_search="search",
@@ -257,8 +309,10 @@ def build_blocks(
                     wrap=True,
                 )
                 with gr.Row():
-                    csv_file = gr.DownloadButton("Download CSV", elem_id="download-csv")
-                    json_file = gr.DownloadButton("Download JSON", elem_id="download-json")
+                    csv_file = gr.DownloadButton("Download CSV", initial[2], elem_id="download-csv")
+                    json_file = gr.DownloadButton(
+                        "Download JSON", initial[3], elem_id="download-json"
+                    )
             with gr.Tab("Model", id="model") as model_tab:
                 model = gr.Dropdown(label="Model", elem_id="model-pick", filterable=True)
                 model_info = gr.Markdown(elem_id="model-info", elem_classes="provenance")
@@ -315,20 +369,6 @@ def build_blocks(
                 "cols": ",".join(cols or []),
             }
             return BoardState.from_query(params)
-
-        def render(state: BoardState) -> list[Any]:
-            """The count, the table and the downloads for `state`."""
-            found, rows_of = cache.current()
-            chosen = boards.find_view(found, state.view)
-            if chosen is None:
-                return ["No boards yet: import results (docs/leaderboard.md).", None, None, None]
-            rows = rows_of(chosen)
-            shown, hidden = state.apply(rows)
-            headers, cells = table(shown, state.columns)
-            frame = {"headers": headers, "data": cells}
-            text = f"{len(shown)} of {len(rows)} rows shown · {hidden} hidden by filters"
-            csv_path, json_path = _downloads(folder, shown, list(state.columns), chosen)
-            return [text, frame, csv_path, json_path]
 
         def query_of(
             state: BoardState, tab: str | None, model_id: Any, first: Any, second: Any
@@ -389,8 +429,7 @@ def build_blocks(
                             queue_parts[2] = status_markdown(submissions.status(params["job"]))
                         except Exception as error:  # gr.Error: no such job
                             queue_parts[2] = str(error)
-            return [
-                *queue_parts,
+            controls: list[Any] = [
                 gr.Radio(choices=[(v.label, v.key) for v in found], value=state.view),
                 state.q,
                 "" if state.size_min is None else f"{state.size_min:g}",
@@ -403,6 +442,15 @@ def build_blocks(
                 list(state.badges),
                 state.sort,
                 list(state.columns),
+            ]
+            if state == default_state and cache.stamp == built_stamp:
+                # the page already holds this board (built in): nothing to send or redraw
+                controls, board_parts = [gr.skip()] * len(controls), [gr.skip()] * 4
+            else:
+                board_parts = render(state)
+            return [
+                *queue_parts,
+                *controls,
                 model_pick,
                 run_pick_a,
                 run_pick_b,
@@ -410,7 +458,7 @@ def build_blocks(
                 # loaded stays there
                 gr.Tabs(selected=chosen_tab) if "tab" in params else gr.skip(),
                 chosen_tab,
-                *render(state),
+                *board_parts,
                 query_of(
                     state,
                     chosen_tab,
@@ -442,7 +490,7 @@ def build_blocks(
             ],
             queue=False,
             api_visibility="private",
-        )
+        ).then(None, js=_LOADED)
         gr.on(
             [_on_input(f) for f in filters],
             refilter,
@@ -465,7 +513,11 @@ def build_blocks(
             """Opening tab `name`: the address says so; its pickers get the current lists."""
 
             def opened(*values: Any) -> list[Any]:
-                *_, model_id, first, second = values
+                *_, current, model_id, first, second = values
+                if current == name:
+                    # the tab already shown: the front end selects the first tab as it starts,
+                    # before the load has read the address; that must not rewrite it
+                    return [gr.skip()] * 5
                 pickers = [gr.skip(), gr.skip(), gr.skip()]
                 if name == "model":
                     pickers[0] = gr.Dropdown(choices=model_choices(), value=model_id)

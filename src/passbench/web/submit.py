@@ -88,7 +88,8 @@ def status_markdown(document: dict[str, Any]) -> str:
 @dataclass
 class Submissions:
     """What the tabs need: the store, the benchmark data bundles are checked against (loaded
-    once for the process), and the deployment's policy (the workers' `--tasks` included)."""
+    once for the process), and the deployment's policy (its `task_ids` are recorded on each
+    submission for the workers)."""
 
     store: Store
     paths: Paths
