@@ -20,10 +20,8 @@ With `Submissions` (web.submit) it adds the Submit and Queue tabs and the `submi
 also cancels, hides and deletes entries with the reader's token); workers score them in their
 own processes.
 
-Speed: every view's rows are computed at start (BoardCache.warm) and the default board is built
-into the page's config, so the plain address draws rows without waiting for the load's round
-trip; the load then sends the board only when the address asks for another state or the store
-changed since the start.
+Speed: every view's rows are computed at the start (BoardCache.warm), so the first reader does
+not wait for them; the page's one load answers with the controls and the board.
 """
 
 # No `from __future__ import annotations`: Gradio reads `gr.SelectData` from a handler's
@@ -57,8 +55,8 @@ _CSS = """
 """
 #: The address's query, read in the browser when the page opens.
 _READ_URL = "() => [window.location.search]"
-#: Marks the page once its load has answered (`<body data-loaded="1">`): the built-in board is
-#: on screen before that, and a script (a test, the load benchmark) can wait for the rest.
+#: Marks the page once its load has answered (`<body data-loaded="1">`): a script (a test) waits
+#: for it before using the page.
 _LOADED = "() => { document.body.dataset.loaded = '1'; return []; }"
 #: Rewrites the address from the hidden query field; runs in the browser only. An empty field
 #: is the page still opening (the app always writes the view): the address is left alone, so
@@ -80,12 +78,6 @@ class BoardCache:
         self._stamp: tuple[object, ...] | None = None
         self._views: list[View] = []
         self._rows: dict[View, list[BoardRow]] = {}
-
-    @property
-    def stamp(self) -> tuple[object, ...] | None:
-        """The state of the store the cached boards are of (None before the first look)."""
-        with self._lock:
-            return self._stamp
 
     def warm(self) -> None:
         """Compute every view's rows now (at the server's start): no reader waits for them."""
@@ -214,14 +206,10 @@ def build_blocks(
     cache = BoardCache(store)
     folder = downloads or Path(tempfile.mkdtemp(prefix="passbench-board-"))
     folder.mkdir(parents=True, exist_ok=True)
-    # The default board goes into the page itself (Gradio's config): a reader who opens the
-    # plain address sees rows as soon as the front end has drawn, and the page's load then
-    # changes nothing unless the address asks for more or the store changed since.
+    # Every view's rows now, not at the first reader's request. (Building the default board
+    # into the page's config as well was measured: no faster to the rows on screen, and a
+    # page opened at another board drew twice; see docs/leaderboard.md, Measured.)
     cache.warm()
-    first_views, _ = cache.current()
-    first_view = first_views[0].key if first_views else None
-    default_state = BoardState(view=first_view)
-    built_stamp = cache.stamp
 
     def render(state: BoardState) -> list[Any]:
         """The count, the table and the downloads for `state`."""
@@ -236,8 +224,6 @@ def build_blocks(
         text = f"{len(shown)} of {len(rows)} rows shown · {hidden} hidden by filters"
         csv_path, json_path = _downloads(folder, shown, list(state.columns), chosen)
         return [text, frame, csv_path, json_path]
-
-    initial = render(default_state)
 
     def model_choices() -> list[tuple[str, int]]:
         from sqlalchemy import select
@@ -273,12 +259,7 @@ def build_blocks(
         tab = gr.State("board")
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab("Leaderboard", id="board") as board_tab:
-                view = gr.Radio(
-                    [(v.label, v.key) for v in first_views],
-                    value=first_view,
-                    label="Board",
-                    elem_id="view",
-                )
+                view = gr.Radio(label="Board", elem_id="view")
                 with gr.Row():
                     search = gr.Textbox(label="Model contains", elem_id="q")
                     # text, not gr.Number: an empty box must mean "no bound", never 0
@@ -298,9 +279,8 @@ def build_blocks(
                         value=list(COLUMNS),
                         label="Columns",
                     )
-                count = gr.Markdown(initial[0], elem_id="board-count")
+                count = gr.Markdown(elem_id="board-count")
                 grid = gr.Dataframe(
-                    initial[1],
                     elem_id="board",
                     interactive=False,
                     show_search="search",
@@ -309,10 +289,8 @@ def build_blocks(
                     wrap=True,
                 )
                 with gr.Row():
-                    csv_file = gr.DownloadButton("Download CSV", initial[2], elem_id="download-csv")
-                    json_file = gr.DownloadButton(
-                        "Download JSON", initial[3], elem_id="download-json"
-                    )
+                    csv_file = gr.DownloadButton("Download CSV", elem_id="download-csv")
+                    json_file = gr.DownloadButton("Download JSON", elem_id="download-json")
             with gr.Tab("Model", id="model") as model_tab:
                 model = gr.Dropdown(label="Model", elem_id="model-pick", filterable=True)
                 model_info = gr.Markdown(elem_id="model-info", elem_classes="provenance")
@@ -429,7 +407,8 @@ def build_blocks(
                             queue_parts[2] = status_markdown(submissions.status(params["job"]))
                         except Exception as error:  # gr.Error: no such job
                             queue_parts[2] = str(error)
-            controls: list[Any] = [
+            return [
+                *queue_parts,
                 gr.Radio(choices=[(v.label, v.key) for v in found], value=state.view),
                 state.q,
                 "" if state.size_min is None else f"{state.size_min:g}",
@@ -442,15 +421,6 @@ def build_blocks(
                 list(state.badges),
                 state.sort,
                 list(state.columns),
-            ]
-            if state == default_state and cache.stamp == built_stamp:
-                # the page already holds this board (built in): nothing to send or redraw
-                controls, board_parts = [gr.skip()] * len(controls), [gr.skip()] * 4
-            else:
-                board_parts = render(state)
-            return [
-                *queue_parts,
-                *controls,
                 model_pick,
                 run_pick_a,
                 run_pick_b,
@@ -458,7 +428,7 @@ def build_blocks(
                 # loaded stays there
                 gr.Tabs(selected=chosen_tab) if "tab" in params else gr.skip(),
                 chosen_tab,
-                *board_parts,
+                *render(state),
                 query_of(
                     state,
                     chosen_tab,
