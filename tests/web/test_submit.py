@@ -401,3 +401,35 @@ def test_the_address_opens_the_queue_on_a_job_and_an_admin_hides_it_there(
     finally:
         browser.close()
     assert _board_row(deployment.store, "org/hidden-model").badge == "verified"
+
+
+def test_the_queue_tab_s_buttons_cancel_hide_and_delete_as_the_queue_allows(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    from passbench.store.queue import QueuePolicy
+    from passbench.web.submit import Submissions
+
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        paths = Paths(cache_dir=tmp_path / "cache", data_dir=data_dir)
+        policy = QueuePolicy(task_ids=TASKS, admin_token=ADMIN)
+        tabs = Submissions(store, paths, policy)
+        archive = tmp_path / "b.zip"
+        rows = [{"task_id": task, "solution": RIGHT[task]} for task in TASKS]
+        archive.write_bytes(bundle_zip(read_bundle(make_bundle(tmp_path / "b", data_dir, rows, 1))))
+        job = tabs.submit(str(archive), *([None] * 9), TOKEN)["job"]
+        other = "someone-else-token-0123456789"
+        with pytest.raises(Exception, match=r"not allowed: job \w+ belongs to another submitter"):
+            tabs.manage("cancel", job[:12], other)
+        with pytest.raises(Exception, match="not allowed: only an admin can hide"):
+            tabs.manage("hide", job[:12], TOKEN)  # the owner, but no admin
+        assert tabs.manage("hide", job[:12], ADMIN).endswith("left off the board and the queue")
+        assert tabs.manage("show", job[:12], ADMIN).endswith("back on the board and the queue")
+        assert tabs.manage("cancel", job[:12], TOKEN) == f"job {job[:12]} cancelled"
+        assert tabs.status(job)["state"] == "cancelled"
+        assert tabs.manage("delete", job, TOKEN) == f"job {job[:12]} deleted with its run"
+        assert _counts(store) == {"Job": 0, "Submission": 0, "Run": 0, "Model": 1}
+        with pytest.raises(Exception, match="no job"):
+            tabs.status(job)
+    finally:
+        store.close()
