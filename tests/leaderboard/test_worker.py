@@ -1,12 +1,14 @@
 """The leaderboard worker end to end with the real sandbox, on HumanEval (stdlib only): it
 scores a job with the pass@1 `passbench evaluate` gives the same samples; a worker killed mid-job
 is replaced by one that finishes it from the first one's journal; a bundle that does not hold up
-against the worker's data is rejected; an environment whose ground truth fails publishes
-nothing. tests/store/test_queue.py runs the queue itself on SQLite and PostgreSQL."""
+against the worker's data is rejected; an environment whose ground truth fails on a task not in
+its list of expected failures publishes nothing. tests/store/test_queue.py runs the queue itself
+on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import datetime as _dt
+import gzip
 import json
 import os
 import signal
@@ -22,8 +24,10 @@ import pytest
 from sqlalchemy import func, select
 
 from passbench.benchmarks import load_benchmark
+from passbench.errors import InputError
 from passbench.evaluate import EvaluateSettings, Evaluator
 from passbench.leaderboard import Worker, WorkerSettings
+from passbench.leaderboard.gate import read_expected_failures
 from passbench.results import load_results
 from passbench.settings import Paths
 from passbench.store.bundle import read_bundle
@@ -156,9 +160,12 @@ def test_a_bundle_that_fails_the_worker_s_checks_is_rejected(
     job_id = queue(
         store, make_bundle(tmp_path / "b", data_dir, rows, n=1), paths, QueuePolicy(task_ids=TASKS)
     )
-    # this deployment's worker scores one more task than the submission was checked for
-    wider = QueuePolicy(task_ids=(*TASKS, "HumanEval/3"))
-    outcome = Worker(store, WorkerSettings(tmp_path / "jobs", policy=wider), paths).run_once()
+    with store.transaction() as session:
+        job = session.get(Job, job_id)
+        assert job is not None and job.submission.task_ids == list(TASKS)  # what the app checked
+        # a row altered behind the app's back: one more task than the samples cover
+        job.submission.task_ids = [*TASKS, "HumanEval/3"]
+    outcome = Worker(store, WorkerSettings(tmp_path / "jobs"), paths).run_once()
     assert outcome is not None and outcome.state == "rejected"
     with store.transaction() as session:
         status = job_status(session, job_id)
@@ -167,24 +174,68 @@ def test_a_bundle_that_fails_the_worker_s_checks_is_rejected(
         assert session.scalar(select(func.count()).select_from(Run)) == 0
 
 
-def test_no_score_is_published_while_the_ground_truth_fails(
-    store: Store, paths: Paths, data_dir: Path, tmp_path: Path
+def _broken_humaneval(data_dir: Path, folder: Path, task_id: str) -> Path:
+    """A data folder whose HumanEval(+) has `task_id`'s canonical solution raise, as one whose
+    library the environment lacks does: an environment where that task's ground truth fails."""
+    (folder / "humaneval").mkdir(parents=True)
+    plus = "humaneval/HumanEvalPlus.jsonl.gz"
+    rows = [
+        json.loads(line)
+        for line in gzip.decompress((data_dir / plus).read_bytes()).split(b"\n")
+        if line.strip()
+    ]
+    for row in rows:
+        if row["task_id"] == task_id:
+            row["canonical_solution"] = "    raise ImportError('no module named mathlib')\n"
+    (folder / plus).write_bytes(
+        gzip.compress("".join(json.dumps(row) + "\n" for row in rows).encode())
+    )
+    return folder
+
+
+def test_a_score_is_published_only_when_the_ground_truth_fails_as_expected(
+    store: Store, data_dir: Path, tmp_path: Path
 ) -> None:
+    broken = _broken_humaneval(data_dir, tmp_path / "data", "HumanEval/2")
+    paths = Paths(cache_dir=tmp_path / "cache", data_dir=broken)
     rows = [{"task_id": task, "solution": RIGHT[task]} for task in TASKS]
     policy = QueuePolicy(task_ids=TASKS)
-    job_id = queue(store, make_bundle(tmp_path / "b", data_dir, rows, n=1), paths, policy)
-    # an environment that is expected to pass more than it can (a canonical solution failing
-    # here looks the same to the worker)
-    strict = WorkerSettings(tmp_path / "jobs", policy=policy, min_gt_pass_rate=1.01)
-    worker = Worker(store, strict, paths)
+    job_id = queue(store, make_bundle(tmp_path / "b", broken, rows, n=1), paths, policy)
+    # nothing expected to fail here: HumanEval/2's failure blocks publishing, named
+    worker = Worker(store, WorkerSettings(tmp_path / "jobs"), paths)
     outcome = worker.run_once()
     assert outcome is not None and outcome.state == "failed"
     with store.transaction() as session:
         status = job_status(session, job_id)
         assert status.reason is not None
-        assert "the ground truth does not pass in this environment" in status.reason
+        assert "the ground truth fails unexpectedly in environment 'host'" in status.reason
+        assert "fail: HumanEval/2;" in status.reason
         assert status.pass_at_1 is None
         assert session.scalar(select(func.count()).select_from(Run)) == 0
+        job = session.get(Job, job_id)
+        assert job is not None
+        job.state = "queued"  # the admin re-queues it once the list says why
+
+    # a list expecting it (and one more, which passes: a subset of the expected set fails)
+    listed = tmp_path / "expected.json"
+    listed.write_text(json.dumps({"host": ["HumanEval/2"], "*": ["HumanEval/7"]}))
+    expected = read_expected_failures(listed)
+    settings = WorkerSettings(tmp_path / "jobs", expected_gt_failures=expected)
+    outcome = Worker(store, settings, paths).run_once()
+    assert outcome is not None and outcome.state == "scored", outcome.reason
+    with store.transaction() as session:
+        run = session.get(Run, outcome.run_id)
+        assert run is not None
+        gate = run.meta["ground_truth_gate"]
+        assert gate["environment"] == "host" and gate["failed"] == ["HumanEval/2"]
+        assert gate["expected_failures"] == ["HumanEval/2", "HumanEval/7"]
+        assert gate["expected_failures_source"].startswith(f"{listed} (sha256 ")
+        # the samples are right, but HumanEval/2's expected outputs come from the reference,
+        # which fails here: as with `passbench evaluate` in this environment, it counts as failed
+        assert run.pass_at_1 == pytest.approx(2 / 3)
+    with pytest.raises(InputError, match="field 'host': must be a list of task ids"):
+        listed.write_text(json.dumps({"host": "HumanEval/2"}))
+        read_expected_failures(listed)
 
 
 def _journal_rows(path: Path) -> int:
@@ -200,7 +251,7 @@ def _journal_rows(path: Path) -> int:
 def _worker_cli(db: str, work_dir: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     args = [
         *("leaderboard", "worker", "--db", db, "--once", "--workers", "1"),
-        *("--lease-s", "3", "--tasks", "HumanEval/2", "--work-dir", str(work_dir)),
+        *("--lease-s", "3", "--work-dir", str(work_dir)),
     ]
     return subprocess.Popen(
         [sys.executable, "-m", "passbench.cli", *args],

@@ -107,7 +107,7 @@ def postgres_server() -> Iterator[str]:
 _numbers = itertools.count()
 
 
-def _fresh_postgres_database(server_url: str) -> str:
+def fresh_postgres_database(server_url: str) -> str:
     import psycopg
 
     name = f"test_{os.getpid()}_{next(_numbers)}"
@@ -123,7 +123,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
     server: str = request.getfixturevalue("postgres_server")
-    return _fresh_postgres_database(server)
+    return fresh_postgres_database(server)
 
 
 @pytest.fixture

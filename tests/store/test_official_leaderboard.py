@@ -136,3 +136,33 @@ def test_the_subset_comes_from_the_file_name_unless_given(
     copy.write_bytes(_file(data_dir, "hard").read_bytes())
     assert import_official(store, copy, "hard").subset == "hard"
     assert set(_scores(store, "hard")) and not _scores(store, "full")
+
+
+def test_a_hidden_reported_score_stays_hidden_when_a_newer_file_lists_it(
+    store: Store, data_dir: Path, tmp_path: Path
+) -> None:
+    from passbench.web import board as boards
+
+    path = _file(data_dir, "hard")
+    import_official(store, path)
+    name = next(iter(json.loads(path.read_text())))
+    with store.transaction() as session:
+        changed = boards.set_reported_hidden(session, name, split="complete")
+        assert [(s.split, s.hidden) for s in changed] == [("complete", True)]
+    # the next snapshot of the public board (new bytes, so a new source) lists it again
+    newer = tmp_path / "bigcodebench-results-hard.json"
+    newer.write_text(json.dumps(json.loads(path.read_text()), indent=1))
+    assert import_official(store, newer).created
+    with store.transaction() as session:
+        rows = session.execute(
+            select(ReportedScore.source_id, ReportedScore.split, ReportedScore.hidden)
+            .join(ReportedScore.model)
+            .where(Model.name == name)
+            .order_by(ReportedScore.source_id, ReportedScore.split)
+        ).all()
+        assert [(split, hidden) for _, split, hidden in rows] == [
+            ("complete", True),
+            ("instruct", False),
+        ] * 2
+        with pytest.raises(LookupError, match="no reported score"):
+            boards.set_reported_hidden(session, "no such model")

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.store.conftest import fresh_postgres_database, postgres_server
 
 from passbench.store.database import Store, open_store
 from passbench.store.importing import import_results
@@ -57,3 +58,18 @@ def filled(
         yield store, fill_store(store, data_dir, folder)
     finally:
         store.close()
+
+
+@pytest.fixture(scope="module")
+def filled_postgres(
+    data_dir: Path, tmp_path_factory: pytest.TempPathFactory, postgres_server: str
+) -> Iterator[tuple[Store, dict[str, int]]]:
+    """The same store on the real PostgreSQL server tests/store starts (a fresh database)."""
+    store = open_store(fresh_postgres_database(postgres_server))
+    try:
+        yield store, fill_store(store, data_dir, tmp_path_factory.mktemp("board-pg"))
+    finally:
+        store.close()
+
+
+__all__ = ["postgres_server"]  # the session's server fixture, shared with tests/store

@@ -6,19 +6,24 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from tests.web.conftest import OFFICIAL, OURS, SHARED_MODEL, leaderboard_file
 
 from passbench import scoring
+from passbench.cli import main
 from passbench.report.analysis import Options
 from passbench.report.compare import compare_pair
 from passbench.results import load_results, task_order
 from passbench.store.database import Store
+from passbench.store.models import Model
 from passbench.web import board as boards
 from passbench.web.board import BoardRow, View
 from passbench.web.filters import BoardState
+from passbench.web.static import build
 
 HARD_COMPLETE = View("bigcodebench", "hard", "complete")
 
@@ -82,6 +87,41 @@ def test_runs_are_scored_from_verdicts_and_published_scores_are_reported(
     assert imported.link == reported[SHARED_MODEL].link and imported.size_b == 6.7
 
 
+def test_postgresql_gives_the_same_board_as_sqlite(
+    filled: tuple[Store, dict[str, int]], filled_postgres: tuple[Store, dict[str, int]]
+) -> None:
+    (sqlite, sqlite_runs), (postgres, postgres_runs) = filled, filled_postgres
+    assert postgres.engine.dialect.name == "postgresql"
+    with sqlite.transaction() as session:
+        expected = {view: boards.board(session, view) for view in boards.views(session)}
+        sqlite_ids = {m.id: m.name for m in session.scalars(select(Model))}
+    with postgres.transaction() as session:
+        found = {view: boards.board(session, view) for view in boards.views(session)}
+        postgres_ids = {m.id: m.name for m in session.scalars(select(Model))}
+    sqlite_run_model = {run: name for name, run in sqlite_runs.items()}
+    postgres_run_model = {run: name for name, run in postgres_runs.items()}
+
+    def portable(
+        rows: list[BoardRow], ids: dict[int, str], run_model: dict[int, str]
+    ) -> list[tuple[BoardRow, str, str | None]]:
+        """Rows without database ids (they may differ): what the ids point at instead."""
+        return [
+            (
+                replace(row, model_id=0, run_id=None),
+                ids[row.model_id],
+                None if row.run_id is None else run_model[row.run_id],
+            )
+            for row in rows
+        ]
+
+    assert list(found) == list(expected) and len(expected) == 4
+    for view, rows in expected.items():
+        assert len(rows) > 100
+        assert portable(found[view], postgres_ids, postgres_run_model) == portable(
+            rows, sqlite_ids, sqlite_run_model
+        ), view.key
+
+
 def test_rows_are_ranked_with_bands_where_intervals_overlap(
     filled: tuple[Store, dict[str, int]],
 ) -> None:
@@ -141,6 +181,32 @@ def test_a_hidden_run_leaves_every_view(filled: tuple[Store, dict[str, int]]) ->
         with store.transaction() as session:
             boards.set_hidden(session, runs["demo-model-v2"], hidden=False)
     assert "demo-model-v2" in {row.model for row in _rows(store)}
+
+
+def test_an_admin_hides_a_published_score_from_the_board_and_the_build(
+    filled: tuple[Store, dict[str, int]], tmp_path: Path
+) -> None:
+    store, runs = filled
+    hide = ["leaderboard", "hide", "--db", store.url, "--reported", SHARED_MODEL]
+    main([*hide, "--subset", "hard"])
+    try:
+        shared = [(row.badge, row.run_id) for row in _rows(store) if row.model == SHARED_MODEL]
+        assert shared == [("imported", runs[SHARED_MODEL])]  # the run we hold stays
+        full = _rows(store, View("bigcodebench", "full", "complete"))
+        assert ("reported", SHARED_MODEL) in {(row.badge, row.model) for row in full}
+        with store.transaction() as session:
+            build(session, tmp_path / "site")
+        board_json = json.loads((tmp_path / "site" / "board.json").read_text())
+        hard_rows = [r for v in board_json["views"] if "-hard-" in v["key"] for r in v["rows"]]
+        assert not [r for r in hard_rows if (r["model"], r["badge"]) == (SHARED_MODEL, "reported")]
+        hard_json = json.loads((tmp_path / "site" / "results-hard.json").read_text())
+        assert hard_json[SHARED_MODEL]["pass@1"]["instruct"] is None  # only the hidden one had it
+    finally:
+        main([*hide, "--show"])
+    assert ("reported", SHARED_MODEL) in {(row.badge, row.model) for row in _rows(store)}
+    with pytest.raises(SystemExit) as refused:
+        main(["leaderboard", "hide", "--db", store.url, "--reported", "no-such-model"])
+    assert refused.value.code == 2
 
 
 def test_the_url_state_filters_and_sorts_and_counts_what_it_hides(

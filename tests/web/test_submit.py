@@ -35,6 +35,7 @@ pytest.importorskip("gradio")
 pytestmark = pytest.mark.bwrap
 
 TOKEN = "submitter-token-0123456789"
+ADMIN = "admin-token-0123456789abcdef"
 FINAL = ("scored", "rejected", "failed", "cancelled")
 
 
@@ -67,6 +68,7 @@ def deployment(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
         os.environ,
         PASSBENCH_DATA_DIR=str(data_dir),
         PASSBENCH_CACHE_DIR=str(folder / "cache"),
+        PASSBENCH_ADMIN_TOKEN=ADMIN,
         PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), "src") if p),
     )
     store = open_store(db)  # creates the schema before either process opens it
@@ -79,7 +81,7 @@ def deployment(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
             (
                 "worker",
                 (
-                    *("worker", "--tasks", tasks, "--poll-s", "0.3", "--workers", "2"),
+                    *("worker", "--poll-s", "0.3", "--workers", "2"),
                     *("--work-dir", str(folder / "jobs")),
                 ),
             ),
@@ -314,7 +316,7 @@ def test_the_form_submits_and_the_queue_tab_follows_the_job(
         browser.open(deployment.url)
         browser.wait_for("[...document.querySelectorAll('button[role=tab]')].length >= 5", 60)
         # the page's load answers with the tab its address names: let it land first
-        browser.wait_for("(document.querySelector('#board-count') || {}).innerText", 60)
+        browser.wait_for("document.body.dataset.loaded === '1'", 60)
         browser.evaluate(
             "[...document.querySelectorAll('button[role=tab]')]"
             ".find(b => b.innerText.trim() === 'Submit').click()"
@@ -345,3 +347,89 @@ def test_the_form_submits_and_the_queue_tab_follows_the_job(
     low, high = image.getextrema()
     assert high - low > 100 and sum(1 for n in image.histogram() if n) > 20  # drawn, not blank
     assert _board_row(deployment.store, "org/form-model").pass_at_1 == 100.0
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_the_address_opens_the_queue_on_a_job_and_an_admin_hides_it_there(
+    deployment: Deployment, data_dir: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("websockets")
+    from gradio_client import handle_file
+
+    rows = [{"task_id": task, "solution": RIGHT[task]} for task in TASKS]
+    folder = make_bundle(tmp_path / "admin", data_dir, rows, n=1)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["model"] = {"name": "org/hidden-model", "revision": "r1"}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    archive = tmp_path / "admin.zip"
+    archive.write_bytes(bundle_zip(read_bundle(folder)))
+    client = _client(deployment)
+    sent = client.predict(handle_file(str(archive)), *([None] * 9), TOKEN, api_name="/submit")
+    job = sent["job"]
+    assert _wait(deployment, client, job)["state"] == "scored"
+    assert _board_row(deployment.store, "org/hidden-model").badge == "verified"
+
+    browser = Browser(tmp_path / "chromium")
+    status = "(document.querySelector('#job-status') || {}).innerText || ''"
+    try:
+        browser.open(f"{deployment.url}?tab=queue&job={job[:12]}")
+        selected = (
+            "(document.querySelector('button[role=tab][aria-selected=true]') || {}).innerText"
+        )
+        browser.wait_for(f"({selected} || '').trim() === 'Queue'", 60)
+        browser.wait_for(f"({status}).includes('org/hidden-model')", 60)
+        assert "state: scored" in browser.evaluate(status)
+        browser.wait_for("document.querySelector('#queue').innerText.includes('org/hidden-model')")
+        browser.type("#manage-token input", ADMIN)
+        browser.click("#job-hide")
+        managed = "(document.querySelector('#job-managed') || {}).innerText || ''"
+        try:
+            browser.wait_for(f"({managed}).includes('hidden')", 60)
+        except AssertionError:
+            page = browser.evaluate("document.body.innerText")
+            raise AssertionError(f"{page[-2000:]}\n{deployment.log()}") from None
+        with deployment.store.transaction() as session:
+            run = session.get(Run, session.get(Job, job).run_id)  # type: ignore[union-attr]
+            assert run is not None and run.hidden
+            shown = {row.model for v in boards.views(session) for row in boards.board(session, v)}
+        assert "org/hidden-model" not in shown
+        browser.wait_for(
+            "!document.querySelector('#queue').innerText.includes('org/hidden-model')"
+        )  # the queue leaves it out too
+        browser.click("#job-show")
+        browser.wait_for(f"({managed}).includes('shown')", 60)
+    finally:
+        browser.close()
+    assert _board_row(deployment.store, "org/hidden-model").badge == "verified"
+
+
+def test_the_queue_tab_s_buttons_cancel_hide_and_delete_as_the_queue_allows(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    from passbench.store.queue import QueuePolicy
+    from passbench.web.submit import Submissions
+
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        paths = Paths(cache_dir=tmp_path / "cache", data_dir=data_dir)
+        policy = QueuePolicy(task_ids=TASKS, admin_token=ADMIN)
+        tabs = Submissions(store, paths, policy)
+        archive = tmp_path / "b.zip"
+        rows = [{"task_id": task, "solution": RIGHT[task]} for task in TASKS]
+        archive.write_bytes(bundle_zip(read_bundle(make_bundle(tmp_path / "b", data_dir, rows, 1))))
+        job = tabs.submit(str(archive), *([None] * 9), TOKEN)["job"]
+        other = "someone-else-token-0123456789"
+        with pytest.raises(Exception, match=r"not allowed: job \w+ belongs to another submitter"):
+            tabs.manage("cancel", job[:12], other)
+        with pytest.raises(Exception, match="not allowed: only an admin can hide"):
+            tabs.manage("hide", job[:12], TOKEN)  # the owner, but no admin
+        assert tabs.manage("hide", job[:12], ADMIN).endswith("left off the board and the queue")
+        assert tabs.manage("show", job[:12], ADMIN).endswith("back on the board and the queue")
+        assert tabs.manage("cancel", job[:12], TOKEN) == f"job {job[:12]} cancelled"
+        assert tabs.status(job)["state"] == "cancelled"
+        assert tabs.manage("delete", job, TOKEN) == f"job {job[:12]} deleted with its run"
+        assert _counts(store) == {"Job": 0, "Submission": 0, "Run": 0, "Model": 1}
+        with pytest.raises(Exception, match="no job"):
+            tabs.status(job)
+    finally:
+        store.close()

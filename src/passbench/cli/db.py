@@ -231,13 +231,12 @@ def _task_ids(tasks: str | None) -> tuple[str, ...] | None:
 @click.option("--lease-s", type=float, help="Lease without a heartbeat, seconds (default 300).")
 @click.option("--poll-s", type=float, help="How often an idle worker looks for a job (default 5).")
 @click.option("--max-attempts", type=int, help="Claims before a job whose workers died fails.")
-@click.option("--tasks", help="Score only these task ids (comma-separated): a small deployment.")
 @click.option(
-    "--min-gt-pass-rate",
-    type=float,
-    default=1.0,
-    show_default=True,
-    help="Publish no score while fewer canonical solutions than this pass here.",
+    "--expected-gt-failures",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="JSON: environment name -> task ids whose canonical solution is known to fail there "
+    "('*': any). A score is published only when no other canonical solution fails "
+    "(default: none may fail).",
 )
 @click.option("--once", is_flag=True, help="Handle the queued jobs, then exit (no polling).")
 @click.option("--worker-id", help="This worker's name in leases (default: host:pid:random).")
@@ -246,8 +245,7 @@ def _task_ids(tasks: str | None) -> tuple[str, ...] | None:
 def worker(
     ctx: click.Context,
     /,
-    tasks: str | None,
-    min_gt_pass_rate: float,
+    expected_gt_failures: Path | None,
     once: bool,
     worker_id: str | None,
     **options: Any,
@@ -255,6 +253,7 @@ def worker(
     """Score queued submissions: claim a job, check the bundle and the environment's ground
     truth, evaluate the samples in the sandbox, store the run and its pass@1.
 
+    The tasks scored are those the app accepted each submission for (`serve --tasks`).
     Submitted code runs only through the backend. Kill a worker at any time: its job returns
     to the queue when the lease expires, and the next worker resumes its finished verdicts.
     """
@@ -263,6 +262,7 @@ def worker(
 
     from passbench.evaluate import EvaluateSettings
     from passbench.leaderboard import Worker, WorkerSettings
+    from passbench.leaderboard.gate import ExpectedFailures, read_expected_failures
     from passbench.sandbox.base import Limits
     from passbench.store.queue import QueuePolicy
 
@@ -270,7 +270,6 @@ def worker(
     resolved = resolve_options(ctx, "leaderboard", options)
     paths = resolved.paths
     policy = QueuePolicy(
-        task_ids=_task_ids(tasks),
         lease_s=resolved["lease_s"],
         max_attempts=resolved["max_attempts"],
         admin_token=resolved["admin_token"],
@@ -291,7 +290,11 @@ def worker(
         evaluation=evaluation,
         policy=policy,
         poll_s=resolved["poll_s"],
-        min_gt_pass_rate=min_gt_pass_rate,
+        expected_gt_failures=(
+            read_expected_failures(expected_gt_failures)
+            if expected_gt_failures is not None
+            else ExpectedFailures()
+        ),
         worker_id=worker_id,
     )
     stop = threading.Event()
@@ -339,8 +342,8 @@ def build(ctx: click.Context, /, output: Path, **options: Any) -> None:
 @click.option("--port", type=int, default=7860, show_default=True, help="Port to listen on.")
 @click.option(
     "--tasks",
-    help="The task ids the workers score (comma-separated; their --tasks): submissions are "
-    "checked for these. Default: every task of the subset.",
+    help="Score only these task ids (comma-separated): submissions are checked for them, and "
+    "each records them for the workers. Default: every task of the subset.",
 )
 @click.option("--read-only", is_flag=True, help="No Submit and Queue tabs: the board only.")
 @db_option
@@ -530,23 +533,57 @@ def status(server: str, job: str, output_format: str) -> None:
 
 
 @leaderboard.command()
-@click.argument("run_id", type=int)
-@click.option("--show", is_flag=True, help="Show a hidden run again.")
+@click.argument("run_id", type=int, required=False)
+@click.option(
+    "--reported",
+    "model",
+    metavar="MODEL",
+    help="Hide the scores published for MODEL (a reported row) instead of a run.",
+)
+@click.option("--subset", type=click.Choice(("full", "hard")), help="With --reported: only this.")
+@click.option("--split", type=click.Choice(("complete", "instruct")), help="With --reported.")
+@click.option("--show", is_flag=True, help="Show a hidden run (or reported score) again.")
 @db_option
 @config_option
 @click.pass_context
-def hide(ctx: click.Context, /, run_id: int, show: bool, **options: Any) -> None:
-    """Hide a run from every view of the board (an admin's action; nothing is deleted)."""
-    from passbench.web.board import set_hidden
+def hide(
+    ctx: click.Context,
+    /,
+    run_id: int | None,
+    model: str | None,
+    subset: str | None,
+    split: str | None,
+    show: bool,
+    **options: Any,
+) -> None:
+    """Hide a run (RUN_ID) or a model's published scores (--reported MODEL) from every view of
+    the board and the static build: an admin's action (it needs the store); nothing is
+    deleted, and --show shows them again."""
+    from passbench.web.board import set_hidden, set_reported_hidden
 
+    if (run_id is None) == (model is None):
+        raise InputError("name a run (RUN_ID) or a model's reported scores (--reported MODEL)")
+    if model is None and (subset or split):
+        raise InputError("--subset and --split go with --reported", field="--subset")
     store = _open(ctx, "leaderboard", options)
     try:
         with store.transaction() as session:
-            try:
-                run = set_hidden(session, run_id, hidden=not show)
-            except LookupError:
-                raise InputError(f"no run {run_id} in {store.url}", field="RUN_ID") from None
-            name = run.model.name
+            if model is not None:
+                try:
+                    scores = set_reported_hidden(
+                        session, model, subset=subset, split=split, hidden=not show
+                    )
+                except LookupError as error:
+                    message = f"{error.args[0]} in {store.url}"
+                    raise InputError(message, field="--reported") from None
+                what = f"{len(scores)} reported scores of {model}"
+            else:
+                assert run_id is not None
+                try:
+                    run = set_hidden(session, run_id, hidden=not show)
+                except LookupError:
+                    raise InputError(f"no run {run_id} in {store.url}", field="RUN_ID") from None
+                what = f"run {run_id} ({run.model.name})"
     finally:
         store.close()
-    click.echo(f"run {run_id} ({name}) {'shown' if show else 'hidden'}", err=True)
+    click.echo(f"{what} {'shown' if show else 'hidden'}", err=True)

@@ -8,13 +8,17 @@ For each job it claims (store/queue.py), in a folder of its own under `work_dir`
 
 1. validating: the bundle is checked again against *this* worker's benchmark data (version,
    hash, coverage); a bundle that does not hold up is rejected with the reason;
-2. running: the ground truth of the benchmark in this environment must pass (checked once per
-   environment and dataset, then remembered; the evaluator's own cache spares the re-run);
-   otherwise the job fails and no score is published;
+2. running: the ground truth of the benchmark in this environment must fail on no task but those
+   the environment is known to fail (leaderboard/gate.py; checked once per environment and
+   dataset, then remembered; the evaluator's own cache spares the re-run); otherwise the job
+   fails, naming the tasks, and no score is published;
 3. the samples are evaluated by passbench's Evaluator, whose journal lives in the job's folder:
    a worker that takes over a job whose first worker died resumes its finished verdicts;
 4. the run is stored with every verdict (provenance "verified", the submission's model) and the
    job marked scored, in one transaction that only commits while this worker holds the lease.
+
+The tasks scored are those the app checked the submission for (`Submission.task_ids`, from its
+`serve --tasks`): a worker has no task list of its own, so the two cannot disagree.
 
 Heartbeats extend the lease from a thread while the evaluation runs, and carry the log so far.
 A worker that lost its lease (it was too slow to heartbeat, or the job was cancelled) finishes
@@ -36,6 +40,7 @@ from pathlib import Path
 
 from passbench.errors import PassbenchError, SubmissionRejected
 from passbench.evaluate import EvaluateSettings, Evaluator
+from passbench.leaderboard.gate import ExpectedFailures, GateVerdict, judge
 from passbench.results import load_results
 from passbench.settings import Paths
 from passbench.store.bundle import Bundle, check_bundle, parse_manifest
@@ -66,10 +71,11 @@ class WorkerSettings:
 
     work_dir: Path
     evaluation: EvaluateSettings = field(default_factory=EvaluateSettings)
+    #: Leases and attempts (its task_ids are the app's: each submission records them).
     policy: QueuePolicy = field(default_factory=QueuePolicy)
     poll_s: float = 5.0
-    #: The ground truth's pass rate below which no score of that environment is published.
-    min_gt_pass_rate: float = 1.0
+    #: The canonical solutions each environment is known to fail (default: none may fail).
+    expected_gt_failures: ExpectedFailures = field(default_factory=ExpectedFailures)
     worker_id: str | None = None  # default: host:pid:random
 
 
@@ -170,9 +176,9 @@ class Worker:
             f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         )
         self._report = report or (lambda _line: None)
-        #: (benchmark, dataset hash, environment, tasks) -> None when its ground truth passed,
-        #: else why not: checked once per environment, not for each job.
-        self._ground_truth: dict[str, str | None] = {}
+        #: (benchmark, dataset hash, environment, tasks) -> the gate's verdict on its ground
+        #: truth: checked once per environment, not for each job.
+        self._ground_truth: dict[str, GateVerdict] = {}
 
     def run(self, *, once: bool = False, stop: threading.Event | None = None) -> int:
         """Work until `stop` is set (or, with `once`, until the queue is empty). The number of
@@ -222,6 +228,7 @@ class Worker:
             model_id = submission.model_id
             where = (submission.benchmark, submission.dataset_version, submission.split)
             subset = submission.subset
+            task_ids = tuple(submission.task_ids) if submission.task_ids else None
         folder = self.settings.work_dir / job.job_id
         folder.mkdir(parents=True, exist_ok=True)
         samples_path = folder / SAMPLES_NAME
@@ -236,7 +243,7 @@ class Worker:
             subset=subset,
             samples=samples_path,
             output_dir=folder,
-            task_ids=self.settings.policy.task_ids,
+            task_ids=task_ids,
             id_range=None,
             check_ground_truth=True,
             resume=True,
@@ -261,9 +268,9 @@ class Worker:
                 return JobOutcome(job.job_id, "lost")
 
         # running: the environment first, then the samples
-        problem = self._check_ground_truth(evaluator, log)
-        if problem is not None:
-            return self._fail(job, log, problem)
+        gate = self._check_ground_truth(evaluator, log)
+        if gate.problem is not None:
+            return self._fail(job, log, gate.problem)
         log.line(f"evaluating {samples_path.name} ({len(bundle.samples_bytes)} bytes)")
         outcome = evaluator.evaluate_samples(samples_path, folder)
         log.line(
@@ -277,6 +284,7 @@ class Worker:
         with self.store.transaction() as session:
             model = session.get(Model, model_id)
             run, _ = add_run(session, results, content_sha256(results), "verified", model=model)
+            run.meta = {**run.meta, "ground_truth_gate": gate.record}
             if not complete_job(session, job, run.id, log.text()):
                 session.rollback()
                 return JobOutcome(job.job_id, "lost", reused=outcome.reused)
@@ -288,13 +296,14 @@ class Worker:
                 reused=outcome.reused,
             )
 
-    def _check_ground_truth(self, evaluator: Evaluator, log: _JobLog) -> str | None:
-        """None when the canonical solutions pass here as expected; else why not."""
+    def _check_ground_truth(self, evaluator: Evaluator, log: _JobLog) -> GateVerdict:
+        """The gate's verdict on the canonical solutions here (leaderboard/gate.py)."""
+        environment = evaluator.execution.env_description()
         key = json.dumps(
             [
                 evaluator.settings.benchmark,
                 evaluator.loaded.sha256,
-                evaluator.execution.env_description(),
+                environment,
                 evaluator.execution.backend_description(),
                 [task.task_id for task in evaluator.tasks],
             ],
@@ -303,18 +312,18 @@ class Worker:
         )
         if key not in self._ground_truth:
             truth, isolation = evaluator.ground_truth()
-            wanted = self.settings.min_gt_pass_rate
-            problem = None
-            if truth.pass_rate < wanted:
-                failing = ", ".join(truth.failed_tasks[:5])
-                problem = (
-                    f"the ground truth does not pass in this environment ({truth.pass_rate:.1%} "
-                    f"of the canonical solutions pass, {wanted:.1%} expected; failing: {failing})"
-                    ": no score is published until the environment is fixed"
-                )
+            verdict = judge(
+                self.settings.expected_gt_failures,
+                environment["name"],
+                truth.failed_tasks,
+                len(truth.tasks),
+            )
+            expected = len(verdict.record["expected_failures"])
             log.line(
                 f"ground truth: {truth.pass_rate:.1%} of {len(truth.tasks)} tasks pass "
-                f"({isolation.value})"
+                f"({isolation.value}); {len(truth.failed_tasks)} fail, {expected} expected to "
+                f"fail in {environment['name']!r} "
+                f"({self.settings.expected_gt_failures.source or 'no list'})"
             )
-            self._ground_truth[key] = problem
+            self._ground_truth[key] = verdict
         return self._ground_truth[key]

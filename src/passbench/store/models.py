@@ -238,6 +238,9 @@ class ReportedScore(Base):
     subset: Mapped[str] = mapped_column(String(32))
     split: Mapped[str] = mapped_column(String(32))
     pass_at_1_percent: Mapped[float]
+    #: Left off every board by an admin (`passbench leaderboard hide --reported`); a newer
+    #: file's score for the same model and view inherits it when imported.
+    hidden: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     source: Mapped[ReportedSource] = relationship(back_populates="scores")
     model: Mapped[Model] = relationship(back_populates="reported")
@@ -277,6 +280,9 @@ class Submission(Base):
     #: The bundle's samples file, gzip-compressed, as submitted: what the worker evaluates
     #: (kept in the store so a worker on any machine can run the job).
     samples_gz: Mapped[bytes | None] = mapped_column(LargeBinary)
+    #: The tasks the server accepted it for (its `--tasks`; None: every task of the subset):
+    #: what the worker scores, so the app and the workers cannot disagree.
+    task_ids: Mapped[list[str] | None] = mapped_column(JSON)
 
     submitter: Mapped[Submitter | None] = relationship()
     model: Mapped[Model] = relationship()

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from passbench.errors import InputError, ResultsFileError
 from passbench.store.database import Store
@@ -178,6 +179,7 @@ def import_official(store: Store, path: str | Path, subset: str | None = None) -
         )
         session.add(source)
         n_scores = 0
+        hidden = _hidden_scores(session, subset)
         for entry in entries:
             model = model_named(session, entry.name)
             _fill(model, entry)
@@ -189,6 +191,7 @@ def import_official(store: Store, path: str | Path, subset: str | None = None) -
                         subset=subset,
                         split=split,
                         pass_at_1_percent=percent,
+                        hidden=(model.id, split) in hidden,
                     )
                 )
                 n_scores += 1
@@ -213,6 +216,21 @@ _METADATA = (
     "release_date",
     "prefill",
 )
+
+
+def _hidden_scores(session: Session, subset: str) -> set[tuple[int, str]]:
+    """(model id, split) of the scores an admin hid in this subset: a newer file's score for
+    them stays hidden (hiding is the admin's call about the model's entry, not one file's)."""
+    return {
+        (model_id, split)
+        for model_id, split in session.execute(
+            select(ReportedScore.model_id, ReportedScore.split).where(
+                ReportedScore.hidden,
+                ReportedScore.benchmark == BENCHMARK,
+                ReportedScore.subset == subset,
+            )
+        )
+    }
 
 
 def _fill(model: Model, entry: ReportedModel) -> None:

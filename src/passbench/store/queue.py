@@ -70,6 +70,7 @@ class QueuePolicy:
     rate_limit: int = 10  # submissions per submitter per window
     rate_window_s: float = 24 * 3600.0
     #: The tasks scored (None: every task of the subset); a small deployment or a test sets it.
+    #: Recorded on each submission: the worker scores those, so app and workers agree.
     task_ids: tuple[str, ...] | None = None
     #: benchmark -> the dataset version scored (missing: the benchmark's default version).
     dataset_versions: Mapping[str, str] = field(default_factory=dict)
@@ -259,6 +260,7 @@ def submit_bundle(
         created_at=now,
         manifest=dict(manifest.data),
         samples_gz=gzip.compress(bundle.samples_bytes, mtime=0),
+        task_ids=list(policy.task_ids) if policy.task_ids is not None else None,
     )
     job = Job(id=bundle.sha256, submission=submission, state="queued", created_at=now)
     session.add_all([submission, job])

@@ -11,12 +11,17 @@
 The app reads the store only through web.board, as the static build does. It executes nothing:
 samples are data here; scoring is a worker's job (docs/leaderboard.md). What the reader chose
 lives in the address (web.filters documents the parameters, plus `tab`, `model`, `run`,
-`compare=RUN,RUN`): the page reads it in the browser when it opens and rewrites it with
+`compare=RUN,RUN`, and with submissions `tab=submit`, `tab=queue&job=ID`): the page reads it in
+the browser when it opens and rewrites it with
 history.replaceState as the reader changes anything.
 
 With `Submissions` (web.submit) it adds the Submit and Queue tabs and the `submit` and
-`status` API endpoints: they queue bundles and read jobs through store/queue.py; workers score
-them in their own processes.
+`status` API endpoints: they queue bundles and read jobs through store/queue.py (the Queue tab
+also cancels, hides and deletes entries with the reader's token); workers score them in their
+own processes.
+
+Speed: every view's rows are computed at the start (BoardCache.warm), so the first reader does
+not wait for them; the page's one load answers with the controls and the board.
 """
 
 # No `from __future__ import annotations`: Gradio reads `gr.SelectData` from a handler's
@@ -39,15 +44,20 @@ from passbench.store.models import OPEN_DATA_LEVELS, Run
 from passbench.web import board as boards
 from passbench.web.board import BADGES, BoardRow, View
 from passbench.web.filters import COLUMNS, DEFAULT_SORT, BoardState, records, table
-from passbench.web.submit import Submissions, submission_tabs
+from passbench.web.submit import Submissions, status_markdown, submission_tabs
 
 TABS = ("board", "model", "compare")
+#: The tabs an app with submissions adds (`?tab=submit`, `?tab=queue&job=ID`).
+SUBMISSION_TABS = ("submit", "queue")
 _CSS = """
 #board-count {font-weight: 600}
 .provenance code {font-size: 12px}
 """
 #: The address's query, read in the browser when the page opens.
 _READ_URL = "() => [window.location.search]"
+#: Marks the page once its load has answered (`<body data-loaded="1">`): a script (a test) waits
+#: for it before using the page.
+_LOADED = "() => { document.body.dataset.loaded = '1'; return []; }"
 #: Rewrites the address from the hidden query field; runs in the browser only. An empty field
 #: is the page still opening (the app always writes the view): the address is left alone, so
 #: the load reads it first.
@@ -68,6 +78,12 @@ class BoardCache:
         self._stamp: tuple[object, ...] | None = None
         self._views: list[View] = []
         self._rows: dict[View, list[BoardRow]] = {}
+
+    def warm(self) -> None:
+        """Compute every view's rows now (at the server's start): no reader waits for them."""
+        found, rows_of = self.current()
+        for view in found:
+            rows_of(view)
 
     def current(self) -> tuple[list[View], Callable[[View], list[BoardRow]]]:
         with self.store.transaction() as session:
@@ -190,6 +206,24 @@ def build_blocks(
     cache = BoardCache(store)
     folder = downloads or Path(tempfile.mkdtemp(prefix="passbench-board-"))
     folder.mkdir(parents=True, exist_ok=True)
+    # Every view's rows now, not at the first reader's request. (Building the default board
+    # into the page's config as well was measured: no faster to the rows on screen, and a
+    # page opened at another board drew twice; see docs/leaderboard.md, Measured.)
+    cache.warm()
+
+    def render(state: BoardState) -> list[Any]:
+        """The count, the table and the downloads for `state`."""
+        found, rows_of = cache.current()
+        chosen = boards.find_view(found, state.view)
+        if chosen is None:
+            return ["No boards yet: import results (docs/leaderboard.md).", None, None, None]
+        rows = rows_of(chosen)
+        shown, hidden = state.apply(rows)
+        headers, cells = table(shown, state.columns)
+        frame = {"headers": headers, "data": cells}
+        text = f"{len(shown)} of {len(rows)} rows shown · {hidden} hidden by filters"
+        csv_path, json_path = _downloads(folder, shown, list(state.columns), chosen)
+        return [text, frame, csv_path, json_path]
 
     def model_choices() -> list[tuple[str, int]]:
         from sqlalchemy import select
@@ -284,8 +318,10 @@ def build_blocks(
                     interactive=False,
                     max_height=500,
                 )
+            extra = None
             if submissions is not None:
-                submission_tabs(gr, tabs, submissions, list(benchmark_names()))
+                extra = submission_tabs(gr, tabs, submissions, list(benchmark_names()))
+        tab_names = TABS + (SUBMISSION_TABS if extra is not None else ())
 
         filters = [
             view, search, size_min, size_max, date_from, date_to,
@@ -312,20 +348,6 @@ def build_blocks(
             }
             return BoardState.from_query(params)
 
-        def render(state: BoardState) -> list[Any]:
-            """The count, the table and the downloads for `state`."""
-            found, rows_of = cache.current()
-            chosen = boards.find_view(found, state.view)
-            if chosen is None:
-                return ["No boards yet: import results (docs/leaderboard.md).", None, None, None]
-            rows = rows_of(chosen)
-            shown, hidden = state.apply(rows)
-            headers, cells = table(shown, state.columns)
-            frame = {"headers": headers, "data": cells}
-            text = f"{len(shown)} of {len(rows)} rows shown · {hidden} hidden by filters"
-            csv_path, json_path = _downloads(folder, shown, list(state.columns), chosen)
-            return [text, frame, csv_path, json_path]
-
         def query_of(
             state: BoardState, tab: str | None, model_id: Any, first: Any, second: Any
         ) -> str:
@@ -336,6 +358,8 @@ def build_blocks(
                 params.update(tab="model", model=names.get(int(model_id), ""))
             elif tab == "compare" and first is not None and second is not None:
                 params.update(tab="compare", compare=f"{int(first)},{int(second)}")
+            elif tab in SUBMISSION_TABS:
+                params.update(tab=tab)
             return urllib.parse.urlencode(params)
 
         def refilter(*values: Any) -> list[Any]:
@@ -355,7 +379,7 @@ def build_blocks(
             found, _ = cache.current()
             chosen = boards.find_view(found, state.view)
             state = replace(state, view=chosen.key if chosen else None)
-            chosen_tab = params.get("tab") if params.get("tab") in TABS else "board"
+            chosen_tab = params.get("tab") if params.get("tab") in tab_names else "board"
             # The model and run lists are filled when their tab opens: a board's load stays
             # one small answer, and setting no picker sets off none of their events.
             picked, pair = None, []
@@ -371,7 +395,20 @@ def build_blocks(
                 pair = [run_id for run_id in pair[:2] if run_id in known]
                 run_pick_a = gr.Dropdown(choices=runs, value=pair[0] if pair else None)
                 run_pick_b = gr.Dropdown(choices=runs, value=pair[1] if len(pair) > 1 else None)
+            queue_parts: list[Any] = []
+            if extra is not None and submissions is not None:
+                # the Queue tab opened by its address: its table, and the job it names
+                queue_parts = [gr.skip(), gr.skip(), gr.skip()]
+                if chosen_tab == "queue":
+                    queue_parts[0] = submissions.listing()
+                    if params.get("job"):
+                        queue_parts[1] = params["job"]
+                        try:
+                            queue_parts[2] = status_markdown(submissions.status(params["job"]))
+                        except Exception as error:  # gr.Error: no such job
+                            queue_parts[2] = str(error)
             return [
+                *queue_parts,
                 gr.Radio(choices=[(v.label, v.key) for v in found], value=state.view),
                 state.q,
                 "" if state.size_min is None else f"{state.size_min:g}",
@@ -405,14 +442,25 @@ def build_blocks(
         where = [*filters, tab, model, run_a, run_b]
         # One round trip on load: the controls from the address, and the board they select.
         # Readers' changes are `input` events, so the load's own updates trigger nothing.
+        queue_outputs = [] if extra is None else [extra.jobs, extra.lookup, extra.summary]
         blocks.load(
             open_page,
             inputs=query,
             js=_READ_URL,
-            outputs=[*filters, model, run_a, run_b, tabs, tab, *board_outputs, query],
+            outputs=[
+                *queue_outputs,
+                *filters,
+                model,
+                run_a,
+                run_b,
+                tabs,
+                tab,
+                *board_outputs,
+                query,
+            ],
             queue=False,
             api_visibility="private",
-        )
+        ).then(None, js=_LOADED)
         gr.on(
             [_on_input(f) for f in filters],
             refilter,
@@ -435,7 +483,11 @@ def build_blocks(
             """Opening tab `name`: the address says so; its pickers get the current lists."""
 
             def opened(*values: Any) -> list[Any]:
-                *_, model_id, first, second = values
+                *_, current, model_id, first, second = values
+                if current == name:
+                    # the tab already shown: the front end selects the first tab as it starts,
+                    # before the load has read the address; that must not rewrite it
+                    return [gr.skip()] * 5
                 pickers = [gr.skip(), gr.skip(), gr.skip()]
                 if name == "model":
                     pickers[0] = gr.Dropdown(choices=model_choices(), value=model_id)
@@ -449,7 +501,10 @@ def build_blocks(
 
             return opened
 
-        for name, opened in (("board", board_tab), ("model", model_tab), ("compare", compare_tab)):
+        opening = [("board", board_tab), ("model", model_tab), ("compare", compare_tab)]
+        if extra is not None:
+            opening += [("submit", extra.submit_tab), ("queue", extra.queue_tab)]
+        for name, opened in opening:
             opened.select(
                 switch(name),
                 where,

@@ -198,7 +198,8 @@ def _metadata(model: Model) -> dict[str, object]:
 
 
 def reported_scores(session: Session, view: View) -> list[ReportedScore]:
-    """The view's published scores, one per model: from the newest imported file."""
+    """The view's published scores, one per model: from the newest imported file, unless an
+    admin hid it (then the model has no reported row: an older file's score does not stand in)."""
     scores = session.scalars(
         select(ReportedScore)
         .join(ReportedScore.source)
@@ -213,7 +214,7 @@ def reported_scores(session: Session, view: View) -> list[ReportedScore]:
     newest: dict[int, ReportedScore] = {}
     for score in scores:
         newest.setdefault(score.model_id, score)
-    return list(newest.values())
+    return [score for score in newest.values() if not score.hidden]
 
 
 def board(session: Session, view: View, confidence: float = CONFIDENCE) -> list[BoardRow]:
@@ -276,6 +277,9 @@ def stamp(session: Session) -> tuple[object, ...]:
                 select(func.max(Run.id)).scalar_subquery(),
                 select(func.coalesce(func.sum(Run.id), 0)).where(Run.hidden).scalar_subquery(),
                 select(func.max(ReportedSource.id)).scalar_subquery(),
+                select(func.coalesce(func.sum(ReportedScore.id), 0))
+                .where(ReportedScore.hidden)
+                .scalar_subquery(),
                 select(func.count()).select_from(Model).scalar_subquery(),
             )
         ).one()
@@ -393,6 +397,31 @@ def set_hidden(session: Session, run_id: int, hidden: bool = True) -> Run:
         raise LookupError(f"no run {run_id}")
     run.hidden = hidden
     return run
+
+
+def set_reported_hidden(
+    session: Session,
+    model_name: str,
+    *,
+    subset: str | None = None,
+    split: str | None = None,
+    hidden: bool = True,
+) -> list[ReportedScore]:
+    """An admin hides the scores published for a model (every file's; optionally one subset
+    or split) from every view and the static build, or shows them again; nothing is deleted.
+    The changed scores; LookupError when the model has none there."""
+    query = select(ReportedScore).join(ReportedScore.model).where(Model.name == model_name)
+    if subset is not None:
+        query = query.where(ReportedScore.subset == subset)
+    if split is not None:
+        query = query.where(ReportedScore.split == split)
+    scores = list(session.scalars(query.order_by(ReportedScore.id)).all())
+    if not scores:
+        where = "".join(f" {part}" for part in (subset, split) if part)
+        raise LookupError(f"no reported score for {model_name!r}{where}")
+    for score in scores:
+        score.hidden = hidden
+    return scores
 
 
 def eval_results_file(session: Session, run_id: int) -> dict[str, Any]:

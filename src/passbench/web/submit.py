@@ -6,6 +6,10 @@
     status   a job id -> {"job", "state", "reason", "queue_position", "pass_at_1", "log_tail",
              ...}; the queue tab's lookup and `passbench leaderboard status`
 
+The Queue tab also lets a submitter cancel their job, and an admin hide (or show) or delete an
+entry, with their token: the same queue functions (cancel_job, hide_submission,
+delete_submission) the Python API offers, which check who may do what.
+
 Both only call store/queue.py: a bundle is read and checked as data, and queued. Nothing here
 imports or runs the evaluator; a worker scores the job in its sandbox (docs/leaderboard.md).
 A refused bundle raises `gr.Error` with the queue's one-line reason, which the form shows and
@@ -13,6 +17,7 @@ A refused bundle raises `gr.Error` with the queue's one-line reason, which the f
 """
 
 # No `from __future__ import annotations`: Gradio reads handlers' annotations at run time.
+import functools
 import gzip
 import threading
 from dataclasses import dataclass, field
@@ -20,14 +25,18 @@ from pathlib import Path
 from typing import Any
 
 import passbench
-from passbench.errors import PassbenchError, SubmissionRejected
+from passbench.errors import PassbenchError, PermissionDenied, SubmissionRejected
 from passbench.settings import Paths
 from passbench.store.bundle import make_bundle, read_bundle
 from passbench.store.database import Store
+from passbench.store.models import Job
 from passbench.store.queue import (
     BenchmarkData,
     JobStatus,
     QueuePolicy,
+    cancel_job,
+    delete_submission,
+    hide_submission,
     job_status,
     queue_listing,
     submit_bundle,
@@ -79,7 +88,8 @@ def status_markdown(document: dict[str, Any]) -> str:
 @dataclass
 class Submissions:
     """What the tabs need: the store, the benchmark data bundles are checked against (loaded
-    once for the process), and the deployment's policy (the workers' `--tasks` included)."""
+    once for the process), and the deployment's policy (its `task_ids` are recorded on each
+    submission for the workers)."""
 
     store: Store
     paths: Paths
@@ -179,15 +189,34 @@ class Submissions:
 
     def status(self, job: str | None) -> dict[str, Any]:
         """A job's status by its id (or the first 12 characters shown in the queue)."""
-        wanted = (job or "").strip()
         with self.store.transaction() as session:
-            if len(wanted) == 12:  # the short id the queue and the messages show
-                found = [s for s in queue_listing(session, 1000) if s.job_id.startswith(wanted)]
-                wanted = found[0].job_id if len(found) == 1 else wanted
+            return status_document(job_status(session, _job_id(session, job)))
+
+    def manage(self, action: str, job: str | None, token: str | None) -> str:
+        """`cancel` (the owner or an admin), `hide`, `show` (an admin), `delete` (the owner or
+        an admin) the entry of `job`; one line saying what was done."""
+        token = (token or "").strip()
+        with self.store.transaction() as session:
+            wanted = _job_id(session, job)
             try:
-                return status_document(job_status(session, wanted))
-            except KeyError:
-                raise _error(f"no job {wanted!r} in this leaderboard's queue") from None
+                if action == "cancel":
+                    done = cancel_job(session, wanted, token, self.policy)
+                    return (
+                        f"job {wanted[:12]} cancelled"
+                        if done
+                        else f"job {wanted[:12]} had finished: nothing to cancel"
+                    )
+                if action in ("hide", "show"):
+                    hide_submission(session, wanted, token, self.policy, hidden=action == "hide")
+                    if action == "hide":
+                        return f"job {wanted[:12]} hidden: left off the board and the queue"
+                    return f"job {wanted[:12]} shown: back on the board and the queue"
+                if action == "delete":
+                    delete_submission(session, wanted, token, self.policy)
+                    return f"job {wanted[:12]} deleted with its run"
+            except PermissionDenied as error:
+                raise _error(f"not allowed: {error}") from None
+        raise _error(f"unknown action {action!r}")
 
     def listing(self) -> dict[str, Any]:
         """The queue tab's table: jobs in queue order, then the latest finished."""
@@ -209,6 +238,21 @@ class Submissions:
         return {"headers": QUEUE_HEADERS, "data": rows}
 
 
+def _job_id(session: Any, job: str | None) -> str:
+    """The full id of `job`: its id or a prefix of it (the 12 characters the queue shows)."""
+    wanted = (job or "").strip()
+    if 0 < len(wanted) < 64:
+        from sqlalchemy import select
+
+        found = session.scalars(
+            select(Job.id).where(Job.id.startswith(wanted, autoescape=True)).limit(2)
+        ).all()
+        wanted = found[0] if len(found) == 1 else wanted
+    if not wanted or session.get(Job, wanted) is None:
+        raise _error(f"no job {wanted!r} in this leaderboard's queue")
+    return wanted
+
+
 def _number(text: str | None, name: str) -> float:
     try:
         return float((text or "").strip())
@@ -224,10 +268,25 @@ def _error(message: str) -> Exception:
     return gr.Error(message, print_exception=False)
 
 
-def submission_tabs(gr: Any, tabs: Any, submissions: Submissions, benchmarks: list[str]) -> None:
+@dataclass(frozen=True)
+class SubmissionTabs:
+    """The components the app's page load fills when its address opens the Queue tab
+    (`?tab=queue&job=ID`), and the tabs themselves (their `select` events)."""
+
+    submit_tab: Any
+    queue_tab: Any
+    jobs: Any
+    lookup: Any
+    summary: Any
+
+
+def submission_tabs(
+    gr: Any, tabs: Any, submissions: Submissions, benchmarks: list[str]
+) -> SubmissionTabs:
     """The Submit and Queue tabs, inside the app's gr.Tabs (`tabs`), with the `submit` and
-    `status` API endpoints. A job sent from the form opens the queue tab, following it."""
-    with gr.Tab("Submit", id="submit"):
+    `status` API endpoints. A job sent from the form opens the queue tab, following it; the
+    queue tab's buttons cancel, hide, show or delete the job looked up, with the token given."""
+    with gr.Tab("Submit", id="submit") as submit_tab:
         gr.Markdown(
             "Send a **bundle** (`manifest.json` and `samples.jsonl` in a .zip or .tar.gz, see "
             "docs/leaderboard.md), or a **samples file** and its metadata: the server adds the "
@@ -254,6 +313,20 @@ def submission_tabs(gr: Any, tabs: Any, submissions: Submissions, benchmarks: li
             lookup = gr.Textbox(label="Job id", elem_id="job-id", scale=4)
             find = gr.Button("Look up", elem_id="job-lookup", scale=1)
         summary = gr.Markdown(elem_id="job-status")
+        with gr.Row():
+            manage_token = gr.Textbox(
+                label="Your token (the submitter's, or an admin's)",
+                type="password",
+                elem_id="manage-token",
+                scale=3,
+            )
+            buttons = {
+                "cancel": gr.Button("Cancel job", elem_id="job-cancel", scale=1),
+                "hide": gr.Button("Hide (admin)", elem_id="job-hide", scale=1),
+                "show": gr.Button("Show (admin)", elem_id="job-show", scale=1),
+                "delete": gr.Button("Delete", variant="stop", elem_id="job-delete", scale=1),
+            }
+        managed = gr.Markdown(elem_id="job-managed")
         log_tail = gr.Code(label="Log (tail)", elem_id="job-log", interactive=False)
         document = gr.JSON(visible=False)
         jobs = gr.Dataframe(
@@ -296,3 +369,20 @@ def submission_tabs(gr: Any, tabs: Any, submissions: Submissions, benchmarks: li
         submissions.status, lookup, document, api_visibility="private", queue=False
     ).success(shown, document, panel, api_visibility="private", queue=False)
     queue_tab.select(submissions.listing, None, jobs, api_visibility="private", queue=False)
+
+    def refreshed(job: str | None) -> list[Any]:
+        """The panel after a change: the job as it is now (a deleted one is gone)."""
+        try:
+            return shown(submissions.status(job))
+        except Exception:  # deleted: gr.Error from the lookup
+            return ["", "", "", gr.Timer(active=False), submissions.listing()]
+
+    for action, button in buttons.items():
+        button.click(
+            functools.partial(submissions.manage, action),
+            inputs=[lookup, manage_token],
+            outputs=managed,
+            api_visibility="private",
+            concurrency_limit=1,
+        ).success(refreshed, lookup, panel, api_visibility="private")
+    return SubmissionTabs(submit_tab, queue_tab, jobs, lookup, summary)
