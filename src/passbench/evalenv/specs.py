@@ -38,6 +38,10 @@ class EnvSpec:
     # The Python version of the benchmark's official evaluator: a new environment is built
     # with it (and its lock) when an interpreter of it is on the machine.
     official_python: str | None = None
+    # The environment variable naming this environment's folder (see location.py). A tool
+    # environment has its own, so that PASSBENCH_ENV_DIR, which names the evaluation
+    # environment's folder, never sends `env create security` over it.
+    dir_variable: str = "PASSBENCH_ENV_DIR"
 
     @property
     def locks(self) -> dict[str, str]:
@@ -176,6 +180,12 @@ _BIGCODEBENCH_EXECUTABLES = (
     Executable("g++", "g++", "604"),
 )
 
+# The static-analysis tools of `passbench security` (security/): bandit, and CodeShield with
+# CyberSecEval's insecure-code-detector rules and semgrep. They run as programs over files,
+# never inside the sandbox and never imported by passbench: semgrep's pins clash with
+# passbench's own dependencies.
+_SECURITY_MODULES = ("bandit", "semgrep", "yaml")
+
 _SPECS: dict[str, EnvSpec] = {
     "bigcodebench": EnvSpec(
         name="bigcodebench",
@@ -188,6 +198,13 @@ _SPECS: dict[str, EnvSpec] = {
         # way tasks 111 and 276 pass); docs/evalenv.md compares the two.
         other_locks=(("3.10", "bigcodebench-py310.txt"),),
         official_python="3.10",
+    ),
+    "security": EnvSpec(
+        name="security",
+        python="3.11",
+        lock_file="security-py311.txt",
+        modules=_SECURITY_MODULES,
+        dir_variable="PASSBENCH_SECURITY_ENV_DIR",
     ),
 }
 
