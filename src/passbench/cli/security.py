@@ -8,13 +8,12 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from passbench.benchmarks import DataSettings
 from passbench.cli._progress import RichProgress
+from passbench.report.security import summary_table
 from passbench.security.resultfile import ScanRun, security_scan
 from passbench.security.scan import DEFAULT_BATCH_SIZE, ScanSettings
-from passbench.security.summary import SecuritySummary
 from passbench.security.tools import BANDIT_SEVERITIES, DEFAULT_BANDIT_SEVERITY
 
 
@@ -96,30 +95,3 @@ def _title(run: ScanRun) -> str:
     tools = ", ".join(f"{name} {version}" for name, version in run.result.tools.items())
     resumed = f"; {run.resumed} resumed" if run.resumed else ""
     return f"security: {run.source.path.name} ({tools}{resumed})"
-
-
-def summary_table(summary: SecuritySummary, *, title: str = "security", top: int = 10) -> Table:
-    """The figures as one table (the CLI, and inspect's security section)."""
-    table = Table(title=title, title_justify="left")
-    table.add_column("figure")
-    table.add_column("samples", justify="right")
-    table.add_column("rate", justify="right")
-
-    def row(name: str, count: int, total: int) -> None:
-        rate = f"{100 * count / total:.1f}%" if total else "-"
-        table.add_row(name, f"{count}/{total}", rate)
-
-    row("insecure (any tool)", summary.insecure.count, summary.insecure.total)
-    row("vulnerable (CyberSecEval detector)", summary.vulnerable.count, summary.vulnerable.total)
-    if summary.insecure_among_passing is not None:
-        rate = summary.insecure_among_passing
-        row("insecure among passing", rate.count, rate.total)
-    for language in summary.by_language:
-        row(f"vulnerable, {language.language}", language.vulnerable, language.samples)
-    for cwe in summary.by_cwe[:top]:
-        row(f"  {cwe.name}", cwe.count, cwe.total)
-    for lib in summary.by_library[:top]:
-        row(f"  lib {lib.name}", lib.count, lib.total)
-    if summary.unscanned:
-        table.add_row("no rules for their language", str(summary.unscanned), "")
-    return table

@@ -3,7 +3,7 @@ and `security_scan`, which reads an input, scans it and writes that file.
 
     {"schema_version": 1, "kind": "passbench-security", "passbench_version", "created_at",
      "input": {"path", "kind", "sha256", "benchmark"},
-     "tools": {"bandit", "semgrep", "codeshield"}, "ruleset_sha256",
+     "tools": {"bandit", "semgrep", "codeshield"}, "ruleset_sha256", "semgrep_rules_skipped",
      "environment": {"name", "lock_sha256", "python_version"},
      "settings": {"bandit_severity"},
      "summary": {...figures (summary.py)...},
@@ -102,6 +102,8 @@ def security_scan(
         },
         "tools": dict(tools.versions),
         "ruleset_sha256": tools.ruleset_sha256,
+        # semgrep rules this semgrep could not parse, left out (by detector language)
+        "semgrep_rules_skipped": {k: list(v) for k, v in sorted(tools.skipped_rules.items())},
         "environment": {
             "name": ENV_NAME,
             "lock_sha256": tools.lock_sha256,

@@ -250,7 +250,11 @@ def _read_journal(journal: Path, tools: Toolset, settings: ScanSettings) -> dict
     line cut short by an interruption is ignored."""
     if not journal.is_file():
         return {}
-    lines = journal.read_text(encoding="utf-8").splitlines()
+    text = journal.read_text(encoding="utf-8")
+    if text and not text.endswith("\n"):  # cut short: drop the partial line, so appends
+        text = text[: text.rfind("\n") + 1]  # start on a line of their own
+        journal.write_text(text, encoding="utf-8")
+    lines = text.splitlines()
     try:
         header = json.loads(lines[0]) if lines else None
     except json.JSONDecodeError:
