@@ -4,14 +4,15 @@ Writes BigCodeBench's 1,140 canonical solutions (v0.1.4, from PASSBENCH_DATA_DIR
 file, then runs `passbench security` on it as a user would (a fresh process, the `security`
 tool environment: bandit, semgrep, CyberSecEval's rules), timed from launch to exit:
 
-  - the whole set at each `--batch-size` (default 200 and 1140: one tool invocation per batch)
+  - the whole set at each `--batch-size` (default 200, 1000 and 1140: one tool invocation per
+    batch)
   - `--per-sample N`: the first N samples with `--batch-size 1`, i.e. one bandit + one semgrep
     + one regex process per sample, the cost that batching saves
 
 and reports samples/s, CPU seconds, the other load on the machine, and the findings on the
 canonical solutions (insecure / vulnerable rates, the top CWEs and rules).
-Usage: python benchmarks/security_throughput.py [--batch-size 200 --batch-size 1140]
-       [--per-sample 40] [--limit N] [--env-dir DIR]
+Usage: python benchmarks/security_throughput.py [--batch-size 1000 --batch-size 1140]
+       [--per-sample 20] [--limit N] [--env-dir DIR]
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def scan(folder: Path, name: str, samples: Path, batch: int, env_dir: str | None
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batch-size", type=int, action="append")
-    parser.add_argument("--per-sample", type=int, default=40)
+    parser.add_argument("--per-sample", type=int, default=20)
     parser.add_argument("--limit", type=int, help="only the first N tasks (a smoke test)")
     parser.add_argument("--env-dir", default=os.environ.get("PASSBENCH_SECURITY_ENV_DIR"))
     parser.add_argument("--name", default="security_throughput")
@@ -79,7 +80,7 @@ def main() -> None:
     write_jsonl(samples, rows)
     runs = [
         scan(folder, f"batch-{batch}", samples, batch, args.env_dir)
-        for batch in args.batch_size or [200, len(rows)]
+        for batch in args.batch_size or [200, 1000, len(rows)]
     ]
     if args.per_sample:
         few = folder / "first.jsonl"

@@ -23,7 +23,7 @@ from passbench.progress import NullProgress, Progress
 from passbench.security.languages import EXTENSIONS, analyzers, detector_language
 from passbench.security.tools import RawFinding, Toolset, scan_files
 
-DEFAULT_BATCH_SIZE = 200
+DEFAULT_BATCH_SIZE = 1000
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,10 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -93,20 +95,27 @@ def scan_files(
     bandit_severity: str = DEFAULT_BANDIT_SEVERITY,
     jobs: int = 1,
 ) -> list[RawFinding]:
-    """Every finding of every tool on `files` ([(path, ICD language)], absolute paths)."""
-    findings: list[RawFinding] = []
+    """Every finding of every tool on `files` ([(path, ICD language)], absolute paths).
+
+    The tools run side by side (each is its own process: bandit, semgrep per language, the
+    regex rules), so a batch takes as long as its slowest tool, semgrep."""
+    calls: list[Callable[[], list[RawFinding]]] = []
     python_files = [path for path, language in files if language == "python"]
     if python_files:
-        findings += _bandit(tools, python_files, bandit_severity)
+        calls.append(lambda: _bandit(tools, python_files, bandit_severity))
     by_language: dict[str, list[str]] = {}
     for path, language in files:
         if language in SEMGREP_LANGUAGES:
             by_language.setdefault(language, []).append(path)
     for language, paths in by_language.items():
-        findings += _semgrep(tools, language, paths, jobs)
+        calls.append(partial(_semgrep, tools, language, paths, jobs))
     if files:
-        findings += _regex(tools, files)
-    return findings
+        calls.append(lambda: _regex(tools, files))
+    if not calls:
+        return []
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        futures = [pool.submit(call) for call in calls]
+        return [finding for future in futures for finding in future.result()]
 
 
 def _bandit(tools: Toolset, paths: list[str], severity: str) -> list[RawFinding]:
