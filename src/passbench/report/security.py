@@ -48,7 +48,7 @@ def summary_table(summary: SecuritySummary, *, title: str = "security", top: int
         table.add_row(name, f"{count}/{total}", _percent(count, total))
     for cwe in summary.by_cwe[:top]:
         table.add_row(f"  {cwe.name}", f"{cwe.count}/{cwe.total}", _percent(cwe.count, cwe.total))
-    for lib in summary.by_library[:top]:
+    for lib in _with_findings(summary.by_library)[:top]:
         table.add_row(
             f"  lib {lib.name}", f"{lib.count}/{lib.total}", _percent(lib.count, lib.total)
         )
@@ -63,7 +63,10 @@ def security_markdown(summary: SecuritySummary, *, top: int = TOP) -> str:
         f"| {name} | {count}/{total} | {_percent(count, total)} |"
         for name, count, total in headline_rows(summary)
     ]
-    for heading, rates in (("CWE", summary.by_cwe), ("library", summary.by_library)):
+    for heading, rates in (
+        ("CWE", summary.by_cwe),
+        ("library", _with_findings(summary.by_library)),
+    ):
         if rates:
             lines += ["", f"| {heading} | insecure samples | rate |", "|---|---:|---:|"]
             lines += [
@@ -99,6 +102,11 @@ def security_html(summary: SecuritySummary, *, tools: str = "") -> str:
         parts.append("<h3>By library</h3>" + _rates_table("library", summary.by_library))
     parts.append("</section>")
     return "".join(parts)
+
+
+def _with_findings(rates: Sequence[Rate]) -> list[Rate]:
+    """The libraries with an insecure sample (the terminal's and Markdown's short list)."""
+    return [rate for rate in rates if rate.count]
 
 
 def _rates_table(name: str, rates: Sequence[Rate]) -> str:
