@@ -245,6 +245,11 @@ class SALLM(BenchmarkBase):
 
         return extract_code(answer, task.prompts[SPLIT], task.entry_point)
 
+    def insecure_reference(self, task: Task) -> str:
+        """The prompt completed with the weakness it invites (`insecure_code`): what
+        `passbench security --references` scans, the reference self-check."""
+        return str(task.metadata["insecure_code"])
+
     def sample_fields(self, task: Task) -> Mapping[str, Any]:
         """What `passbench security` and readers of the samples file need beside the code: the
         language the detector analyses it as, the weakness the prompt invites, and how SALLM

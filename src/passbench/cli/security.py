@@ -3,22 +3,27 @@ insecure-code-detector rules through semgrep and regex), from the `security` too
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import click
 from rich.console import Console
 
-from passbench.benchmarks import DataSettings
+from passbench.benchmarks import DataSettings, get_benchmark
 from passbench.cli._progress import RichProgress
+from passbench.errors import InputError
 from passbench.report.security import summary_table
+from passbench.security.reference import load_references, reference_check
 from passbench.security.resultfile import ScanRun, security_scan
 from passbench.security.scan import DEFAULT_BATCH_SIZE, ScanSettings
 from passbench.security.tools import BANDIT_SEVERITIES, DEFAULT_BANDIT_SEVERITY
 
 
 @click.command()
-@click.argument("source", metavar="RESULTS|SAMPLES", type=click.Path(path_type=Path))
+@click.argument(
+    "source", metavar="RESULTS|SAMPLES", required=False, type=click.Path(path_type=Path)
+)
 @click.option(
     "--output",
     "-o",
@@ -26,6 +31,12 @@ from passbench.security.tools import BANDIT_SEVERITIES, DEFAULT_BANDIT_SEVERITY
     help="Result file [<stem>_security.json beside the input, where inspect finds it].",
 )
 @click.option("--benchmark", help="The benchmark the samples are from [from the task ids].")
+@click.option(
+    "--references",
+    is_flag=True,
+    help="Instead of a run: scan the --benchmark's insecure reference code (SALLM's), one "
+    "sample per task, and say how many of them the tools flag (the reference self-check).",
+)
 @click.option(
     "--bandit-severity",
     type=click.Choice(BANDIT_SEVERITIES),
@@ -58,6 +69,7 @@ def security(
     source: Path,
     output: Path | None,
     benchmark: str | None,
+    references: bool,
     bandit_severity: str,
     batch_size: int,
     jobs: int,
@@ -75,6 +87,11 @@ def security(
     """
     data = DataSettings.from_env(os.environ, data_dir=data_dir, download=False)
     settings = ScanSettings(bandit_severity=bandit_severity, batch_size=batch_size, jobs=jobs)
+    if references:
+        _scan_references(source, output, benchmark, settings, env_dir, data)
+        return
+    if source is None:
+        raise InputError("give a RESULTS or SAMPLES file, or --references --benchmark B")
     with RichProgress() as progress:
         run = security_scan(
             source,
@@ -89,6 +106,46 @@ def security(
     if run.source.note:
         click.echo(f"note: {run.source.note}", err=True)
     click.echo(f"wrote {run.output}")
+
+
+def _scan_references(
+    source: Path | None,
+    output: Path | None,
+    benchmark: str | None,
+    settings: ScanSettings,
+    env_dir: Path | None,
+    data: DataSettings,
+) -> None:
+    """Write the benchmark's insecure references as a samples file (beside --output, else in
+    the current folder), scan it, and print how many the tools flag."""
+    if source is not None:
+        raise InputError("--references scans the benchmark's own references: give no file")
+    if benchmark is None:
+        raise InputError("--references needs --benchmark (sallm)", field="benchmark")
+    loaded, rows = load_references(benchmark, data)
+    folder = output.parent if output is not None else Path.cwd()
+    samples = folder / f"{benchmark}-insecure-references.jsonl"
+    folder.mkdir(parents=True, exist_ok=True)
+    samples.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with RichProgress() as progress:
+        run = security_scan(
+            samples,
+            output=output,
+            benchmark=benchmark,
+            settings=settings,
+            env_path=env_dir,
+            data=data,
+            progress=progress,
+        )
+    Console().print(summary_table(run.result.summary, title=_title(run)))
+    check = reference_check(get_benchmark(benchmark), loaded, run.result.scans, data)
+    tools = ", ".join(f"{tool} {count}" for tool, count in check.by_tool.items())
+    subsets = ", ".join(f"{g.name} {g.flagged}/{g.total}" for g in check.by_subset)
+    click.echo(
+        f"references flagged: {check.flagged}/{check.total} (by tool: {tools or 'none'}; "
+        f"with the prompt's own CWE: {check.own_cwe}; {subsets})"
+    )
+    click.echo(f"wrote {samples} and {run.output}")
 
 
 def _title(run: ScanRun) -> str:
