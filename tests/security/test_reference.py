@@ -103,3 +103,29 @@ def test_refusals_are_one_line(
     assert exit_.value.code == 2
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], lines
+
+
+def test_cyberseceval_origin_code_is_its_reference(
+    env: dict[str, str], tmp_path: Path, data_dir: Path
+) -> None:
+    """CyberSecEval's prompts were written from code its detector flagged: scanning that code
+    measures how much of it our detector sees, per language (docs/security.md)."""
+    output = tmp_path / "cse_security.json"
+    args = ["security", "--references", "--benchmark", "cyberseceval-instruct"]
+    result = CliRunner(env=env).invoke(cli, [*args, "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    data = DataSettings(data_dir=data_dir, cache_dir=tmp_path / "cache", download=False)
+    loaded = get_benchmark("cyberseceval-instruct").load(None, "full", data=data)
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "cyberseceval-instruct-insecure-references.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
+    assert [row["solution"] for row in rows] == [t.metadata["origin_code"] for t in loaded]
+    scanned = load_security(output)
+    languages = {t.metadata["language"] for t in loaded}
+    assert {scan.language for scan in scanned.scans} == languages and len(languages) == 8
+    php = [scan for scan in scanned.scans if scan.language == "php"]
+    # measured 148/151 with codeshield 1.0.1's PHP regex rules: nearly every origin is seen
+    assert len(php) == 151 and sum(1 for scan in php if scan.findings) >= 140
