@@ -6,6 +6,8 @@ complete prompts against a corpus that holds two of the runs' tasks."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,6 +93,32 @@ def filled(
         yield store, fill_store(store, data_dir, folder)
     finally:
         store.close()
+
+
+@pytest.fixture(scope="module")
+def server(filled: tuple[Store, dict[str, int]]) -> Iterator[str]:
+    """`passbench leaderboard serve` on the filled store, on a loopback port: its address."""
+    import uvicorn
+    from tests.serve.live import free_port
+
+    from passbench.web.app import asgi_app
+
+    store, _ = filled
+    port = free_port()
+    runner = uvicorn.Server(
+        uvicorn.Config(asgi_app(store), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not runner.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the app did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        runner.should_exit = True
+        thread.join(30)
 
 
 @pytest.fixture(scope="module")

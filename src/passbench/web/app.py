@@ -194,7 +194,7 @@ def _contamination_line(found: boards.RunContamination) -> str:
 
     shared = f", ≥ {found.min_shared} shared" if found.min_shared is not None else ""
     return (
-        f"| {found.run_id} | {found.corpus} | {found.n}-gram{shared} "
+        f"| {found.run_id} | `{found.corpus.replace('|', '/')}` | {found.n}-gram{shared} "
         f"| **{found.contaminated.tasks}** of the run's {found.all_tasks.tasks} "
         f"({found.flagged} of {found.checked} checked) | {score(found.all_tasks)} "
         f"| **{score(found.clean)}** | {score(found.contaminated)} | `{found.source_name}` |"

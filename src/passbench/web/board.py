@@ -373,8 +373,9 @@ def run_contamination(session: Session, runs: Sequence[Run]) -> list[RunContamin
     counts: dict[int, dict[str, tuple[int, int]]] = {}
     for run in runs:
         for check in matching_checks(session, run):
-            if run.id not in counts:
-                counts.update(run_counts(session, [run.id]))
+            if run.id not in counts:  # in task order, as result files list them
+                found_counts = run_counts(session, [run.id])[run.id]
+                counts[run.id] = {t: found_counts[t] for t in sorted(found_counts, key=task_order)}
             flagged = flagged_tasks(check)
             threshold = check.thresholds.get("min_shared_ngrams")
             found.append(
