@@ -93,6 +93,9 @@ def test_the_board_shows_the_store_and_is_drawn(
             f"{row.ci_low:.1f}–{row.ci_high:.1f}",
         ]
     assert shown[0][3] == "verified"  # demo-model-v2, 55.7%, tops Hard × Complete
+    # its tasks were checked for contamination: pass@1 without the 2 flagged ones
+    assert rows[0].clean_pass_at_1 is not None
+    assert shown[0][6] == f"{rows[0].clean_pass_at_1:.1f} (−2)"
 
     image_module = pytest.importorskip("PIL.Image")
     image = image_module.open(io.BytesIO(browser.screenshot())).convert("RGB")
@@ -116,9 +119,9 @@ def test_the_address_filters_and_sorts_the_board(
     _count(browser, f"{len(expected)} of {len(rows)} rows shown · {hidden} hidden by filters")
     shown = _shown(browser, expected[0].model)
     assert [cells[MODEL] for cells in shown] == [r.model for r in expected[: len(shown)]]
-    sizes = [float(cells[6]) for cells in shown]
+    sizes = [float(cells[7]) for cells in shown]
     assert sizes == sorted(sizes, reverse=True) and max(sizes) <= 16
-    assert {cells[8] for cells in shown} == {"no"}  # MoE
+    assert {cells[9] for cells in shown} == {"no"}  # MoE
     # the page keeps the state in its address (rewritten in the canonical order)
     canonical = urllib.parse.urlencode(BoardState.from_query(query).to_query())
     browser.wait_for(f"location.search === {'?' + canonical!r}")

@@ -1,7 +1,7 @@
 """A stored contamination check on the model page: the number of the run's tasks it flags and
 pass@1 on the clean tasks beside every task's, the figures `passbench inspect
 --exclude-contaminated` gives for the same run and overlap file; through the app's `model` API
-with gradio_client."""
+with gradio_client; and the board's clean pass@1 column."""
 
 from __future__ import annotations
 
@@ -15,9 +15,13 @@ from tests.web.conftest import OURS, PLANTED, SHARED_MODEL, overlap_file
 
 from passbench.cli import cli
 from passbench.results import load_results
-from passbench.store.database import Store
+from passbench.store.contamination import import_contamination
+from passbench.store.database import Store, open_store
+from passbench.store.importing import import_results
 from passbench.web import board as boards
 from passbench.web.app import _model_markdown
+from passbench.web.board import BoardRow
+from passbench.web.filters import table
 
 
 def _inspect_scores(data_dir: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -100,3 +104,34 @@ def test_gradio_client_reads_the_contamination_of_a_models_runs(
     assert len(shared["reported"]) == len(reported) > 0
     with pytest.raises(AppError, match="no model 'no-such-model'"):
         client.predict("no-such-model", api_name="/model")
+
+
+def test_the_board_shows_clean_pass_at_1_once_a_check_is_imported(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        run_id = import_results(store, OURS, provenance="verified").run_id
+
+        def row() -> tuple[tuple[object, ...], BoardRow]:
+            with store.transaction() as session:
+                view = boards.find_view(boards.views(session), "bigcodebench-hard-complete")
+                assert view is not None
+                [found] = boards.board(session, view)
+                return boards.stamp(session), found
+
+        before, plain = row()
+        assert plain.clean_pass_at_1 is None and plain.contaminated_tasks is None
+        import_contamination(store, overlap_file(data_dir, tmp_path))
+        after, checked = row()
+        assert after != before  # the app's cache of boards is recomputed
+        [found] = _page(store, "demo-model-v2").contamination
+        assert checked.run_id == found.run_id == run_id
+        assert checked.clean_pass_at_1 == 100 * found.clean.pass_at_1
+        assert checked.contaminated_tasks == 2
+        assert checked.pass_at_1 == pytest.approx(100 * found.all_tasks.pass_at_1)
+        headers, [cells] = table([checked], ["model", "pass1", "clean"])
+        assert headers == ["Model", "pass@1 %", "Clean pass@1 %"]
+        assert cells[2] == f"{checked.clean_pass_at_1:.1f} (−2)"
+    finally:
+        store.close()

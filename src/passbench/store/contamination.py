@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
@@ -212,31 +212,37 @@ def _shared(task: Any, n: int) -> int | None:
     return value if _positive(value) else None
 
 
-def matching_checks(session: Session, run: Run) -> list[ContaminationCheck]:
-    """The checks of `run`'s tasks, oldest first: same benchmark, split and subset; the same
-    dataset version and dataset hash wherever both the run and the check name one (a file
-    from the official evaluator names neither)."""
-    if run.benchmark is None or run.split is None:
-        return []
+def stored_checks(session: Session) -> list[ContaminationCheck]:
+    """Every stored check with its flagged tasks, oldest first (a few rows: one per corpus
+    and benchmark split checked)."""
     query = (
         select(ContaminationCheck)
-        .where(
-            ContaminationCheck.benchmark == run.benchmark,
-            ContaminationCheck.split == run.split,
-            ContaminationCheck.subset.is_(None)
-            if run.subset is None
-            else ContaminationCheck.subset == run.subset,
-        )
         .options(selectinload(ContaminationCheck.tasks))
         .order_by(ContaminationCheck.id)
     )
-    for column, value in (
-        (ContaminationCheck.dataset_version, run.dataset_version),
-        (ContaminationCheck.dataset_sha256, run.dataset_sha256),
-    ):
-        if value is not None:
-            query = query.where(or_(column.is_(None), column == value))
     return list(session.scalars(query).all())
+
+
+def checks_run(check: ContaminationCheck, run: Run) -> bool:
+    """Whether `check` checked `run`'s tasks: the same benchmark, split and subset; the same
+    dataset version and dataset hash wherever both the run and the check name one (a file
+    from the official evaluator names neither)."""
+    if run.benchmark is None or run.split is None:
+        return False
+    if (check.benchmark, check.split, check.subset) != (run.benchmark, run.split, run.subset):
+        return False
+    return all(
+        None in (ours, theirs) or ours == theirs
+        for ours, theirs in (
+            (check.dataset_version, run.dataset_version),
+            (check.dataset_sha256, run.dataset_sha256),
+        )
+    )
+
+
+def matching_checks(session: Session, run: Run) -> list[ContaminationCheck]:
+    """The stored checks of `run`'s tasks (`checks_run`), oldest first."""
+    return [check for check in stored_checks(session) if checks_run(check, run)]
 
 
 def flagged_tasks(check: ContaminationCheck, n: int | None = None) -> set[str]:

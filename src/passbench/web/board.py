@@ -36,8 +36,15 @@ from passbench.report.analysis import Options
 from passbench.report.compare import PairComparison, compare_pair
 from passbench.report.contamination import GroupScore, scores_without
 from passbench.results import RunResults, SampleResult, task_order
-from passbench.store.contamination import corpus_label, flagged_tasks, matching_checks
-from passbench.store.models import Model, ReportedScore, ReportedSource, Run, TaskResult
+from passbench.store.contamination import checks_run, corpus_label, flagged_tasks, stored_checks
+from passbench.store.models import (
+    ContaminationCheck,
+    Model,
+    ReportedScore,
+    ReportedSource,
+    Run,
+    TaskResult,
+)
 
 #: Tasks per subset, for the interval of a reported score (the public board: greedy, n=1).
 REPORTED_TASKS = {("bigcodebench", "full"): 1140, ("bigcodebench", "hard"): 148}
@@ -91,6 +98,10 @@ class BoardRow:
     rank: int = 0
     rank_best: int = 0
     rank_worst: int = 0
+    #: pass@1 in percent on the tasks no stored contamination check flags, and how many it
+    #: flags (None: no check of the run's tasks is stored; reported rows have no tasks).
+    clean_pass_at_1: float | None = None
+    contaminated_tasks: int | None = None
 
     @property
     def open_weights(self) -> bool:
@@ -224,8 +235,10 @@ def board(session: Session, view: View, confidence: float = CONFIDENCE) -> list[
     rows: list[BoardRow] = []
     runs = shown_runs(session, view)
     counts = run_counts(session, [run.id for run in runs])
+    checks = stored_checks(session) if runs else []
     for run in runs:
         interval = run_interval(counts[run.id], confidence)
+        clean = clean_score(counts[run.id], run, checks)
         rows.append(
             BoardRow(
                 badge=run.provenance,
@@ -236,6 +249,8 @@ def board(session: Session, view: View, confidence: float = CONFIDENCE) -> list[
                 n_tasks=run.n_tasks,
                 n_samples=run.n_samples,
                 run_id=run.id,
+                clean_pass_at_1=None if clean is None else 100 * clean[0],
+                contaminated_tasks=None if clean is None else clean[1],
                 **_metadata(run.model),  # type: ignore[arg-type]
             )
         )
@@ -283,6 +298,7 @@ def stamp(session: Session) -> tuple[object, ...]:
                 .where(ReportedScore.hidden)
                 .scalar_subquery(),
                 select(func.count()).select_from(Model).scalar_subquery(),
+                select(func.count()).select_from(ContaminationCheck).scalar_subquery(),
             )
         ).one()
     )
@@ -371,11 +387,11 @@ def run_contamination(session: Session, runs: Sequence[Run]) -> list[RunContamin
     it flags (computed from the stored verdicts' counts, as inspect computes them)."""
     found: list[RunContamination] = []
     counts: dict[int, dict[str, tuple[int, int]]] = {}
+    checks = stored_checks(session)
     for run in runs:
-        for check in matching_checks(session, run):
-            if run.id not in counts:  # in task order, as result files list them
-                found_counts = run_counts(session, [run.id])[run.id]
-                counts[run.id] = {t: found_counts[t] for t in sorted(found_counts, key=task_order)}
+        for check in (check for check in checks if checks_run(check, run)):
+            if run.id not in counts:
+                counts[run.id] = _in_task_order(run_counts(session, [run.id])[run.id])
             flagged = flagged_tasks(check)
             threshold = check.thresholds.get("min_shared_ngrams")
             found.append(
@@ -393,6 +409,25 @@ def run_contamination(session: Session, runs: Sequence[Run]) -> list[RunContamin
                 )
             )
     return found
+
+
+def _in_task_order(counts: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """As result files list the tasks: a mean over them then adds up in the same order as
+    `passbench inspect`'s, to the last bit."""
+    return {task: counts[task] for task in sorted(counts, key=task_order)}
+
+
+def clean_score(
+    counts: Mapping[str, tuple[int, int]], run: Run, checks: Sequence[ContaminationCheck]
+) -> tuple[float, int] | None:
+    """pass@1 (a fraction) on the run's tasks that no matching check flags, and how many
+    tasks the checks flag; None when no stored check matches the run."""
+    matching = [check for check in checks if checks_run(check, run)]
+    if not matching:
+        return None
+    flagged = set().union(*(flagged_tasks(check) for check in matching))
+    clean = scores_without(_in_task_order(counts), flagged)[1]
+    return clean.pass_at_1, len(flagged.intersection(counts))
 
 
 def model_document(page: ModelPage) -> dict[str, Any]:
