@@ -2,7 +2,9 @@
 # Set up passbench on a fresh Debian machine, from scratch and idempotently:
 #   system packages (bubblewrap for the sandbox, what the evaluation environment needs),
 #   a virtual environment .venv in the repo root with passbench installed,
-#   the BigCodeBench evaluation environment (a separate venv; cached across runs).
+#   the BigCodeBench evaluation environment (a separate venv; cached across runs),
+#   the `security` tool environment: bandit, semgrep and CyberSecEval's rules for
+#   `passbench security` (a separate venv: semgrep's pins clash with passbench's own).
 #
 #   bash scripts/setup.sh          # what running evaluations (and passbench serve) needs
 #   bash scripts/setup.sh --multipl-e  # plus MultiPL-E's toolchains (node, g++, JDK, rustc, lua)
@@ -90,3 +92,4 @@ nltk_args=()
 .venv/bin/passbench env create bigcodebench "${nltk_args[@]}"
 # CWEval's tests import pycryptodome, argon2, PyJWT, lxml, PyYAML (a small env, about 20 s)
 env -u PASSBENCH_ENV_DIR .venv/bin/passbench env create cweval
+.venv/bin/passbench env create security

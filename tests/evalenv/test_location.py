@@ -37,3 +37,13 @@ def test_offline_nltk_source_comes_from_the_data_dir(tmp_path: Path) -> None:
     assert default_nltk_source({"PASSBENCH_DATA_DIR": str(tmp_path)}) is None  # no nltk_data/
     (tmp_path / "nltk_data").mkdir()
     assert default_nltk_source({"PASSBENCH_DATA_DIR": str(tmp_path)}) == tmp_path / "nltk_data"
+
+
+def test_a_tool_environment_has_its_own_variable(tmp_path: Path) -> None:
+    # PASSBENCH_ENV_DIR names the evaluation environment's folder: `env create security`
+    # must never build over it (and delete it)
+    environ = {"PASSBENCH_ENV_DIR": str(tmp_path / "bcb")}
+    assert env_path("security", environ=environ) == (envs_root() / "security").absolute()
+    environ["PASSBENCH_SECURITY_ENV_DIR"] = str(tmp_path / "tools")
+    assert env_path("security", environ=environ) == tmp_path / "tools"
+    assert env_path("bigcodebench", environ=environ) == tmp_path / "bcb"

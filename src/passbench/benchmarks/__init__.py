@@ -54,8 +54,9 @@ _FACTORIES: dict[str, str] = {
     "mbpp": "passbench.benchmarks.mbpp:Mbpp",
     "mbppplus": "passbench.benchmarks.mbpp:MbppPlus",
     "livecodebench": "passbench.benchmarks.livecodebench:LiveCodeBench",
-    # a prompt set without tests, scored by `passbench security`
+    # prompt sets without tests, scored by `passbench security`
     "cyberseceval-instruct": "passbench.benchmarks.cyberseceval:CyberSecEvalInstruct",
+    "sallm": "passbench.benchmarks.sallm:SALLM",
     "cweval": "passbench.benchmarks.cweval:CWEval",
 }
 

@@ -229,6 +229,11 @@ class CyberSecEvalInstruct(BenchmarkBase):
 
         return extract_code(answer)
 
+    def insecure_reference(self, task: Task) -> str:
+        """The original code the prompt was written from (`origin_code`, which the detector
+        flagged in its repository): what `passbench security --references` scans."""
+        return str(task.metadata["origin_code"])
+
     def sample_fields(self, task: Task) -> Mapping[str, Any]:
         """What `passbench security` and readers of the samples file need beside the code: the
         language the detector analyses it as, and the weakness the prompt invites."""

@@ -28,6 +28,7 @@ _COMMANDS: dict[str, str] = {
     "image": "passbench.cli.image:image",
     "db": "passbench.cli.db:db",
     "leaderboard": "passbench.cli.db:leaderboard",
+    "security": "passbench.cli.security:security",
 }
 
 

@@ -28,7 +28,8 @@ _PATH = click.option(
     "--path",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Environment folder (env: PASSBENCH_ENV_DIR; default: the user data dir).",
+    help="Environment folder (env: PASSBENCH_ENV_DIR, PASSBENCH_SECURITY_ENV_DIR for security; "
+    "default: the user data dir).",
 )
 
 

@@ -31,6 +31,7 @@ from passbench.report.exports import (
 from passbench.report.taskinfo import load_catalog
 from passbench.results import livecodebench as lcb
 from passbench.results import load_results, results_stem
+from passbench.security.resultfile import SecurityResult
 from passbench.settings import Resolved
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -131,6 +132,13 @@ def data_flags(command: F) -> F:
     ),
 )
 @click.option("--lib", multiple=True, help="List tasks using this library (repeatable).")
+@click.option(
+    "--security",
+    "security_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A `passbench security` result file on this run (default: <stem>_security.json "
+    "beside RESULTS, when present): its figures are shown too.",
+)
 @click.option("--limit", type=int, help="Task rows shown in the terminal (0: all) [20].")
 @click.option(
     "--exclude-contaminated",
@@ -158,6 +166,7 @@ def inspect(
     category: tuple[str, ...],
     lib: tuple[str, ...],
     overlap_file: Path | None,
+    security_file: Path | None,
     **flags: Any,
 ) -> None:
     """Report on RESULTS, an _eval_results.json from passbench or the official evaluator, or
@@ -177,9 +186,18 @@ def inspect(
     options = scoring_options(resolved)
     limit: int = resolved["limit"]
     if len(results) > 1:
-        if task_id or status or category or lib or pass_at_k_file or window.active or overlap_file:
+        if (
+            task_id
+            or status
+            or category
+            or lib
+            or pass_at_k_file
+            or window.active
+            or overlap_file
+            or security_file
+        ):
             raise InputError(
-                "--task, --status, --category, --lib, --pass-at-k, --since, --until, "
+                "--task, --status, --category, --lib, --pass-at-k, --security, --since, --until, "
                 "--model-cutoff and --exclude-contaminated read one RESULTS file",
                 field="RESULTS",
             )
@@ -205,6 +223,7 @@ def inspect(
         exclusion = contam.exclusion_scores(run, flagged)
         run, catalog = contam.without_tasks(run, catalog, flagged, overlap_file)
     inspection = inspect_run(run, catalog, options)
+    security = _security(results[0], security_file)
 
     if task_id is not None:
         detail = task_detail(run, inspection, catalog, task_id)
@@ -231,6 +250,12 @@ def inspect(
     rows = filter_tasks(inspection.tasks, statuses=status, categories=category, libs=lib)
     if output_format == "json":
         document = inspection_dict(inspection, rows)
+        if security is not None:
+            document["security"] = {
+                "file": str(security.path),
+                "tools": security.tools,
+                **security.summary.to_json(),
+            }
         if windows is not None:
             document["livecodebench"] = lcb.scores_dict(full_run.path, windows)
         if exclusion is not None and overlap_file is not None:
@@ -239,12 +264,24 @@ def inspect(
     elif output_format == "csv":
         _emit(tasks_csv(rows), output)
     elif output_format == "markdown":
-        _emit(inspection_markdown(inspection, rows), output)
+        text = inspection_markdown(inspection, rows)
+        if security is not None:
+            from passbench.report.security import security_markdown
+
+            text += "\n" + security_markdown(security.summary)
+        _emit(text, output)
     elif output_format == "html":
         from passbench.report.html import render_report
 
         target = output or run.path.with_name(results_stem(run.path) + "_report.html")
-        target.write_text(render_report(run, inspection, catalog), encoding="utf-8")
+        html = render_report(
+            run,
+            inspection,
+            catalog,
+            security.summary if security is not None else None,
+            _tools_line(security) if security is not None else "",
+        )
+        target.write_text(html, encoding="utf-8")
         click.echo(f"wrote {target}")
     else:
         from rich.console import Group
@@ -258,7 +295,30 @@ def inspect(
             from passbench.report.terminal import windows_view
 
             view = Group(windows_view(windows), view)
+        if security is not None:
+            from rich.console import Group
+
+            from passbench.report.security import summary_table
+
+            view = Group(view, summary_table(security.summary, title=_tools_line(security)))
         _print(view, output)
+
+
+def _security(results: Path, given: Path | None) -> SecurityResult | None:
+    """The security result file named by --security, else `<stem>_security.json` beside
+    RESULTS when there is one."""
+    from passbench.security import load_security
+    from passbench.security.inputs import security_path_for
+
+    if given is not None:
+        return load_security(given)
+    beside = security_path_for(results)
+    return load_security(beside) if beside.is_file() else None
+
+
+def _tools_line(security: SecurityResult) -> str:
+    tools = ", ".join(f"{name} {version}" for name, version in security.tools.items())
+    return f"security: {security.path.name} ({tools})"
 
 
 def _several(paths: tuple[Path, ...], output_format: str, output: Path | None) -> None:

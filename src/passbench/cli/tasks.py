@@ -211,8 +211,11 @@ def _render(
     if task.entry_point:
         facts.add_row("entry point", task.entry_point)
     if "cwe_identifier" in task.metadata:  # a security prompt: the weakness it invites
-        weakness = f"{task.metadata['cwe_identifier']}: {task.metadata['pattern_desc']}"
+        description = task.metadata.get("pattern_desc")  # CyberSecEval's; SALLM has none
+        weakness = task.metadata["cwe_identifier"] + (f": {description}" if description else "")
         facts.add_row("weakness", weakness)
+    if "technique" in task.metadata:  # SALLM: how it checks an answer, and the prompt's origin
+        facts.add_row("technique", f"{task.metadata['technique']} ({task.metadata['source']})")
     if task.libs:
         facts.add_row("libs", ", ".join(task.libs))
     if "base_input" in task.metadata:

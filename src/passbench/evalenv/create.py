@@ -250,7 +250,8 @@ def _build(
     for warning in warnings:
         report.warn(warning)
 
-    report.start(len(spec.nltk_packages), "fetching NLTK data")
+    if spec.nltk_packages:  # a tool environment (security) has none
+        report.start(len(spec.nltk_packages), "fetching NLTK data")
     outcome = nltk_data.provision(
         env_python(root),
         root / nltk_data.NLTK_DIR_NAME,

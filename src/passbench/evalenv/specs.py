@@ -38,6 +38,10 @@ class EnvSpec:
     # The Python version of the benchmark's official evaluator: a new environment is built
     # with it (and its lock) when an interpreter of it is on the machine.
     official_python: str | None = None
+    # The environment variable naming this environment's folder (see location.py). A tool
+    # environment has its own, so that PASSBENCH_ENV_DIR, which names the evaluation
+    # environment's folder, never sends `env create security` over it.
+    dir_variable: str = "PASSBENCH_ENV_DIR"
 
     @property
     def locks(self) -> dict[str, str]:
@@ -179,6 +183,11 @@ _BIGCODEBENCH_EXECUTABLES = (
 # What CWEval's Python tests and reference solutions import (cweval/core/py/*_{task,test}.py),
 # plus sqlite3 (cwe_943_0) and ls (cwe_078_0 runs `ls -l`).
 _CWEVAL_MODULES = ("Crypto", "argon2", "jwt", "lxml", "yaml", "sqlite3", "tarfile")
+# The static-analysis tools of `passbench security` (security/): bandit, and CodeShield with
+# CyberSecEval's insecure-code-detector rules and semgrep. They run as programs over files,
+# never inside the sandbox and never imported by passbench: semgrep's pins clash with
+# passbench's own dependencies.
+_SECURITY_MODULES = ("bandit", "semgrep", "yaml")
 
 _SPECS: dict[str, EnvSpec] = {
     "bigcodebench": EnvSpec(
@@ -199,6 +208,13 @@ _SPECS: dict[str, EnvSpec] = {
         lock_file="cweval-py311.txt",
         modules=_CWEVAL_MODULES,
         executables=(Executable("ls", "coreutils", "cweval/core/py/cwe_078_0"),),
+    ),
+    "security": EnvSpec(
+        name="security",
+        python="3.11",
+        lock_file="security-py311.txt",
+        modules=_SECURITY_MODULES,
+        dir_variable="PASSBENCH_SECURITY_ENV_DIR",
     ),
 }
 

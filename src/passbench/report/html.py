@@ -24,9 +24,11 @@ from passbench.report.languages import (
     language_header,
     run_cells,
 )
+from passbench.report.security import security_html
 from passbench.report.svg import Bar, bar_chart, line_chart
 from passbench.report.taskinfo import TaskCatalog
 from passbench.results import RunResults
+from passbench.security.summary import SecuritySummary
 
 PLOTTED_LIBRARIES = 25  # the most used libraries; the table below has them all
 
@@ -35,8 +37,15 @@ def _asset(name: str) -> str:
     return resources.files("passbench.report").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def render_report(run: RunResults, inspection: Inspection, catalog: TaskCatalog) -> str:
-    """The whole report as one HTML document."""
+def render_report(
+    run: RunResults,
+    inspection: Inspection,
+    catalog: TaskCatalog,
+    security: SecuritySummary | None = None,
+    security_tools: str = "",
+) -> str:
+    """The whole report as one HTML document; with `security` (the figures of a `passbench
+    security` result file on this run) a Security section after the failures."""
     summary = inspection.summary
     subtitle = " / ".join(v for v in (summary.benchmark, summary.split, summary.subset) if v)
     if summary.date:
@@ -54,6 +63,7 @@ def render_report(run: RunResults, inspection: Inspection, catalog: TaskCatalog)
             _summary_section(inspection),
             _plots_section(inspection),
             _failures_section(inspection),
+            security_html(security, tools=security_tools) if security is not None else "",
             _tasks_section(inspection),
             '<section id="detail" hidden><h2 id="detail-title"></h2><div id="detail-body"></div>'
             "</section></main>",
