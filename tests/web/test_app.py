@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -38,31 +37,6 @@ ROWS = """(() => {
   return Object.keys(rows).sort((a, b) => a - b).map(key => rows[key]);
 })()"""
 MODEL = 2  # the Model column, in the default column order
-
-
-@pytest.fixture(scope="module")
-def server(filled: tuple[Store, dict[str, int]]) -> Iterator[str]:
-    import uvicorn
-    from tests.serve.live import free_port
-
-    from passbench.web.app import asgi_app
-
-    store, _ = filled
-    port = free_port()
-    runner = uvicorn.Server(
-        uvicorn.Config(asgi_app(store), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not runner.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the app did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        runner.should_exit = True
-        thread.join(30)
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +93,9 @@ def test_the_board_shows_the_store_and_is_drawn(
             f"{row.ci_low:.1f}–{row.ci_high:.1f}",
         ]
     assert shown[0][3] == "verified"  # demo-model-v2, 55.7%, tops Hard × Complete
+    # its tasks were checked for contamination: pass@1 without the 2 flagged ones
+    assert rows[0].clean_pass_at_1 is not None
+    assert shown[0][6] == f"{rows[0].clean_pass_at_1:.1f} (−2)"
 
     image_module = pytest.importorskip("PIL.Image")
     image = image_module.open(io.BytesIO(browser.screenshot())).convert("RGB")
@@ -142,9 +119,9 @@ def test_the_address_filters_and_sorts_the_board(
     _count(browser, f"{len(expected)} of {len(rows)} rows shown · {hidden} hidden by filters")
     shown = _shown(browser, expected[0].model)
     assert [cells[MODEL] for cells in shown] == [r.model for r in expected[: len(shown)]]
-    sizes = [float(cells[6]) for cells in shown]
+    sizes = [float(cells[7]) for cells in shown]
     assert sizes == sorted(sizes, reverse=True) and max(sizes) <= 16
-    assert {cells[8] for cells in shown} == {"no"}  # MoE
+    assert {cells[9] for cells in shown} == {"no"}  # MoE
     # the page keeps the state in its address (rewritten in the canonical order)
     canonical = urllib.parse.urlencode(BoardState.from_query(query).to_query())
     browser.wait_for(f"location.search === {'?' + canonical!r}")
@@ -187,9 +164,15 @@ def test_a_click_on_a_row_opens_the_model_page(
         assert run is not None
         facts = [run.harness_version, run.dataset_sha256, run.isolation, run.evaluated_at]
         facts += [fact for fact in (run.backend, run.env_name) if fact]
+        page = boards.model_page(session, run.model_id)
+        assert page is not None
+        [check] = page.contamination
     assert "demo-model-v2" in info
     assert all(fact and fact[:12] in info for fact in facts), (facts, info)  # provenance
     assert "verified" in info
+    # the stored contamination check of its tasks: how many are flagged, pass@1 on the rest
+    assert "Contamination checks" in info and "corpus.jsonl" in info
+    assert f"{100 * check.clean.pass_at_1:.1f}% of {check.clean.tasks}" in info, info
     tasks = browser.wait_for(
         "document.querySelectorAll('#model-tasks [role=gridcell][data-col=\"0\"]').length"
         " >= 10 && Array.from(document.querySelectorAll("

@@ -110,6 +110,45 @@ def import_(ctx: click.Context, /, results: tuple[Path, ...], **options: Any) ->
         sys.exit(max(error.exit_code for error in failed))
 
 
+@db.command(name="import-contamination")
+@click.argument(
+    "overlaps", metavar="OVERLAP...", nargs=-1, required=True, type=click.Path(path_type=Path)
+)
+@db_option
+@config_option
+@click.pass_context
+def import_contamination(ctx: click.Context, /, overlaps: tuple[Path, ...], **options: Any) -> None:
+    """Store contamination checks: result files of `passbench contamination overlap -o FILE`.
+
+    The leaderboard's model page shows a check beside every run of the same benchmark, split
+    and subset (and dataset): how many of its tasks are flagged, pass@1 on the clean ones.
+    Each file is one transaction; a file already stored (same content) is skipped.
+    """
+    from passbench.store.contamination import import_contamination as do_import
+
+    store = _open(ctx, "db", options)
+    failed: list[PassbenchError] = []
+    try:
+        for path in overlaps:
+            try:
+                done = do_import(store, path)
+            except PassbenchError as error:
+                click.echo(f"error: {error}", err=True)
+                failed.append(error)
+                continue
+            verb = "imported" if done.created else "already stored"
+            where = " ".join(part for part in (done.benchmark, done.subset, done.split) if part)
+            click.echo(
+                f"{verb}: check {done.check_id} {where}: {done.contaminated} of "
+                f"{done.task_count} tasks share a {done.contaminated_n}-gram ({path})",
+                err=True,
+            )
+    finally:
+        store.close()
+    if failed:
+        sys.exit(max(error.exit_code for error in failed))
+
+
 @db.command()
 @db_option
 @config_option

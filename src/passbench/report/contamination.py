@@ -26,14 +26,21 @@ class GroupScore:
 
 def exclusion_scores(run: RunResults, flagged: Collection[str]) -> list[GroupScore]:
     """Every task's score, the clean tasks', the flagged tasks' (in that order)."""
+    counts = run.counts()
+    return scores_without({task_id: counts.get(task_id, (0, 0)) for task_id in run.tasks}, flagged)
+
+
+def scores_without(
+    counts: Mapping[str, tuple[int, int]], flagged: Collection[str]
+) -> list[GroupScore]:
+    """exclusion_scores on (n, c) per task (samples, passing samples): what the leaderboard
+    holds for a stored run. A task with no samples counts among the tasks, not in pass@1."""
 
     def score(label: str, ids: Sequence[str]) -> GroupScore:
-        rates = [
-            sum(s.passed for s in run.tasks[i]) / len(run.tasks[i]) for i in ids if run.tasks[i]
-        ]
+        rates = [counts[i][1] / counts[i][0] for i in ids if counts[i][0]]
         return GroupScore(label, len(ids), sum(rates) / len(rates) if rates else 0.0)
 
-    every = list(run.tasks)
+    every = list(counts)
     return [
         score("all tasks", every),
         score("clean", [i for i in every if i not in flagged]),

@@ -7,10 +7,14 @@ What the leaderboard is built on (docs/leaderboard.md):
        │         └── jobs >── submissions >── submitters       the queue (store/queue.py)
        └──< reported_scores >── reported_sources               what the public leaderboard says
 
+    contamination_checks ──< contaminated_tasks                 overlap files, matched to runs
+
 A *run* is one evaluation whose per-sample verdicts we hold: imported from result files
 (`provenance="imported"`) or scored by a leaderboard worker (`"verified"`). A *reported score* is a
 number someone else published (the public BigCodeBench leaderboard): it lives in its own table,
-so no query can mix it up with a score we can re-execute.
+so no query can mix it up with a score we can re-execute. A *contamination check* is an
+imported `passbench contamination overlap` file: it names no model; a model page shows it beside
+every run of the same benchmark, split and subset (web/board.py).
 
 Enumerated columns are text with a CHECK constraint (portable between SQLite and PostgreSQL, and
 readable in a plain SQL shell). Constraint names follow one convention so that Alembic migrations
@@ -25,6 +29,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     CheckConstraint,
     DateTime,
     Float,
@@ -316,3 +321,55 @@ class Job(Base):
 
     submission: Mapped[Submission] = relationship()
     run: Mapped[Run | None] = relationship()
+
+
+class ContaminationCheck(Base):
+    """An overlap result file (`passbench contamination overlap -o FILE`): which tasks of a
+    benchmark's split a corpus contains, under which rule. Keyed by the file's content, so
+    importing it again adds nothing (store/contamination.py)."""
+
+    __tablename__ = "contamination_checks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    content_sha256: Mapped[str] = mapped_column(SHA256, unique=True)
+    source_name: Mapped[str] = mapped_column(Text)  # the file it was imported from
+    benchmark: Mapped[str] = mapped_column(String(64))
+    dataset_version: Mapped[str | None] = mapped_column(String(64))
+    split: Mapped[str] = mapped_column(String(32))
+    subset: Mapped[str | None] = mapped_column(String(32))
+    dataset_sha256: Mapped[str | None] = mapped_column(SHA256)
+    #: The corpus: sha256 over its files' names and bytes, its size, where it was read from.
+    corpus_sha256: Mapped[str] = mapped_column(SHA256)
+    corpus_bytes: Mapped[int] = mapped_column(BigInteger)  # a corpus can be many GB
+    corpus_files: Mapped[int]
+    corpus_documents: Mapped[int] = mapped_column(BigInteger)
+    corpus_paths: Mapped[list[str]] = mapped_column(JSON)
+    #: The rule: the n-gram sizes checked, the one whose hits flag a task, the thresholds.
+    ns: Mapped[list[int]] = mapped_column(JSON)
+    contaminated_n: Mapped[int]
+    thresholds: Mapped[dict[str, Any]]
+    tokenizer: Mapped[str] = mapped_column(Text)
+    prompt_text: Mapped[str | None] = mapped_column(Text)
+    task_count: Mapped[int]  # tasks checked
+    harness_version: Mapped[str | None] = mapped_column(String(64))  # passbench's version
+    imported_at: Mapped[_dt.datetime] = mapped_column(default=utcnow, server_default=func.now())
+
+    tasks: Mapped[list[ContaminatedTask]] = relationship(
+        back_populates="check", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class ContaminatedTask(Base):
+    """A task a check flagged at one n (the file's `contaminated_by_n`): the tasks of the
+    check's `contaminated_n` are its verdict; the other n are shown beside."""
+
+    __tablename__ = "contaminated_tasks"
+
+    check_id: Mapped[int] = mapped_column(
+        ForeignKey("contamination_checks.id", ondelete="CASCADE"), primary_key=True
+    )
+    n: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    shared: Mapped[int | None]  # distinct n-grams the task shares with the corpus
+
+    check: Mapped[ContaminationCheck] = relationship(back_populates="tasks")

@@ -4,8 +4,10 @@
                   with its 95% interval, rank band, badge; filters; sort and columns; the count
                   of rows the filters hide; the current view as CSV or JSON
     Model         a model's metadata, its runs with their provenance (harness version, dataset
-                  hash, environment lock, backend, isolation, date), reported scores, a run's
-                  per-task results, its samples and result file to download
+                  hash, environment lock, backend, isolation, date), the contamination checks
+                  of its runs' tasks (pass@1 on the clean tasks beside every task's), reported
+                  scores, a run's per-task results, its samples and result file to download;
+                  the same as data through the `model` API endpoint
     Compare       two runs on the tasks where they differ, with `passbench compare`'s statistics
 
 The app reads the store only through web.board, as the static build does. It executes nothing:
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from passbench.benchmarks import benchmark_names
+from passbench.report.contamination import GroupScore
 from passbench.store.database import Store
 from passbench.store.models import OPEN_DATA_LEVELS, Run
 from passbench.web import board as boards
@@ -153,6 +156,15 @@ def _model_markdown(page: boards.ModelPage) -> str:
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         lines += [_run_line(run) for run in page.runs]
+    if page.contamination:
+        lines += [
+            "",
+            "### Contamination checks (`passbench contamination overlap`)",
+            "| run | corpus | rule | contaminated tasks | pass@1 all tasks | pass@1 clean "
+            "| pass@1 contaminated | file |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [_contamination_line(found) for found in page.contamination]
     if page.reported:
         lines += ["", "### Reported (published elsewhere, not re-executed)", ""]
         lines += [
@@ -173,6 +185,19 @@ def _run_line(run: Run) -> str:
         f"| {100 * run.pass_at_1:.1f}% | {run.n_tasks} × {run.n_samples // max(run.n_tasks, 1)} "
         f"| {run.harness_version or '—'} | {code(run.dataset_sha256)} | {environment} "
         f"| {run.backend or '—'} | {run.isolation or '—'} | {run.evaluated_at or '—'} |"
+    )
+
+
+def _contamination_line(found: boards.RunContamination) -> str:
+    def score(group: GroupScore) -> str:
+        return f"{100 * group.pass_at_1:.1f}% of {group.tasks}" if group.tasks else "—"
+
+    shared = f", ≥ {found.min_shared} shared" if found.min_shared is not None else ""
+    return (
+        f"| {found.run_id} | `{found.corpus.replace('|', '/')}` | {found.n}-gram{shared} "
+        f"| **{found.contaminated.tasks}** of the run's {found.all_tasks.tasks} "
+        f"({found.flagged} of {found.checked} checked) | {score(found.all_tasks)} "
+        f"| **{score(found.clean)}** | {score(found.contaminated)} | `{found.source_name}` |"
     )
 
 
@@ -547,6 +572,20 @@ def build_blocks(
             return [frame, str(samples_path), str(results_path)]
 
         model.change(show_model, model, [model_info, model_run], api_visibility="private")
+
+        def model_api(name: str) -> dict[str, Any]:
+            """A model's page as data: metadata, runs with provenance and the contamination
+            checks of their tasks (pass@1 on all, clean and flagged tasks), reported scores."""
+            with store.transaction() as session:
+                found = boards.model_named(session, name)
+                page = None if found is None else boards.model_page(session, found.id)
+                if page is None:
+                    raise gr.Error(f"no model {name!r}")
+                return boards.model_document(page)
+
+        from gradio.events import api  # gradio re-exports it as gr.api, untyped
+
+        api(model_api, api_name="model", queue=False)
         model_run.change(
             show_run, model_run, [tasks, samples_file, results_file], api_visibility="private"
         )

@@ -34,8 +34,17 @@ from passbench import scoring
 from passbench.records import ErrorCategory
 from passbench.report.analysis import Options
 from passbench.report.compare import PairComparison, compare_pair
+from passbench.report.contamination import GroupScore, scores_without
 from passbench.results import RunResults, SampleResult, task_order
-from passbench.store.models import Model, ReportedScore, ReportedSource, Run, TaskResult
+from passbench.store.contamination import checks_run, corpus_label, flagged_tasks, stored_checks
+from passbench.store.models import (
+    ContaminationCheck,
+    Model,
+    ReportedScore,
+    ReportedSource,
+    Run,
+    TaskResult,
+)
 
 #: Tasks per subset, for the interval of a reported score (the public board: greedy, n=1).
 REPORTED_TASKS = {("bigcodebench", "full"): 1140, ("bigcodebench", "hard"): 148}
@@ -89,6 +98,10 @@ class BoardRow:
     rank: int = 0
     rank_best: int = 0
     rank_worst: int = 0
+    #: pass@1 in percent on the tasks no stored contamination check flags, and how many it
+    #: flags (None: no check of the run's tasks is stored; reported rows have no tasks).
+    clean_pass_at_1: float | None = None
+    contaminated_tasks: int | None = None
 
     @property
     def open_weights(self) -> bool:
@@ -222,8 +235,10 @@ def board(session: Session, view: View, confidence: float = CONFIDENCE) -> list[
     rows: list[BoardRow] = []
     runs = shown_runs(session, view)
     counts = run_counts(session, [run.id for run in runs])
+    checks = stored_checks(session) if runs else []
     for run in runs:
         interval = run_interval(counts[run.id], confidence)
+        clean = clean_score(counts[run.id], run, checks)
         rows.append(
             BoardRow(
                 badge=run.provenance,
@@ -234,6 +249,8 @@ def board(session: Session, view: View, confidence: float = CONFIDENCE) -> list[
                 n_tasks=run.n_tasks,
                 n_samples=run.n_samples,
                 run_id=run.id,
+                clean_pass_at_1=None if clean is None else 100 * clean[0],
+                contaminated_tasks=None if clean is None else clean[1],
                 **_metadata(run.model),  # type: ignore[arg-type]
             )
         )
@@ -281,6 +298,7 @@ def stamp(session: Session) -> tuple[object, ...]:
                 .where(ReportedScore.hidden)
                 .scalar_subquery(),
                 select(func.count()).select_from(Model).scalar_subquery(),
+                select(func.count()).select_from(ContaminationCheck).scalar_subquery(),
             )
         ).one()
     )
@@ -316,10 +334,41 @@ def _high(row: BoardRow) -> float:
 
 
 @dataclass(frozen=True)
+class RunContamination:
+    """A stored contamination check of a run's tasks (store/contamination.py), and the run's
+    pass@1 on all its tasks, the clean ones and the flagged ones: the figures `passbench
+    inspect --exclude-contaminated` gives for the same run and overlap file."""
+
+    run_id: int
+    check_id: int
+    source_name: str  # the overlap file it was imported from
+    corpus: str  # its paths, size and hash, in a few words
+    corpus_sha256: str
+    n: int  # the n-gram size whose hits flag a task
+    min_shared: int | None
+    checked: int  # tasks the check looked at
+    flagged: int  # tasks it flags (of any run)
+    scores: tuple[GroupScore, ...]  # the run's: all tasks, clean, contaminated
+
+    @property
+    def all_tasks(self) -> GroupScore:
+        return self.scores[0]
+
+    @property
+    def clean(self) -> GroupScore:
+        return self.scores[1]
+
+    @property
+    def contaminated(self) -> GroupScore:
+        return self.scores[2]
+
+
+@dataclass(frozen=True)
 class ModelPage:
     model: Model
     runs: list[Run]  # newest first; hidden runs are left out
     reported: list[ReportedScore]
+    contamination: list[RunContamination]  # the runs' order, then the checks'
 
 
 def model_page(session: Session, model_id: int) -> ModelPage | None:
@@ -328,7 +377,123 @@ def model_page(session: Session, model_id: int) -> ModelPage | None:
         return None
     runs = sorted((run for run in model.runs if not run.hidden), key=lambda r: -r.id)
     reported = sorted(model.reported, key=lambda s: (s.subset, s.split, -s.source_id))
-    return ModelPage(model=model, runs=runs, reported=reported)
+    return ModelPage(
+        model=model, runs=runs, reported=reported, contamination=run_contamination(session, runs)
+    )
+
+
+def run_contamination(session: Session, runs: Sequence[Run]) -> list[RunContamination]:
+    """Every stored check that matches one of `runs`, with the run's scores without the tasks
+    it flags (computed from the stored verdicts' counts, as inspect computes them)."""
+    found: list[RunContamination] = []
+    counts: dict[int, dict[str, tuple[int, int]]] = {}
+    checks = stored_checks(session)
+    for run in runs:
+        for check in (check for check in checks if checks_run(check, run)):
+            if run.id not in counts:
+                counts[run.id] = _in_task_order(run_counts(session, [run.id])[run.id])
+            flagged = flagged_tasks(check)
+            threshold = check.thresholds.get("min_shared_ngrams")
+            found.append(
+                RunContamination(
+                    run_id=run.id,
+                    check_id=check.id,
+                    source_name=check.source_name,
+                    corpus=corpus_label(check),
+                    corpus_sha256=check.corpus_sha256,
+                    n=check.contaminated_n,
+                    min_shared=threshold if isinstance(threshold, int) else None,
+                    checked=check.task_count,
+                    flagged=len(flagged),
+                    scores=tuple(scores_without(counts[run.id], flagged)),
+                )
+            )
+    return found
+
+
+def _in_task_order(counts: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """As result files list the tasks: a mean over them then adds up in the same order as
+    `passbench inspect`'s, to the last bit."""
+    return {task: counts[task] for task in sorted(counts, key=task_order)}
+
+
+def clean_score(
+    counts: Mapping[str, tuple[int, int]], run: Run, checks: Sequence[ContaminationCheck]
+) -> tuple[float, int] | None:
+    """pass@1 (a fraction) on the run's tasks that no matching check flags, and how many
+    tasks the checks flag; None when no stored check matches the run."""
+    matching = [check for check in checks if checks_run(check, run)]
+    if not matching:
+        return None
+    flagged = set().union(*(flagged_tasks(check) for check in matching))
+    clean = scores_without(_in_task_order(counts), flagged)[1]
+    return clean.pass_at_1, len(flagged.intersection(counts))
+
+
+def model_document(page: ModelPage) -> dict[str, Any]:
+    """A model's page as data (the app's `model` API): metadata, runs with provenance, the
+    contamination checks of their tasks, reported scores. Fractions, as result files hold
+    them (`pass_at_1` 0..1); reported scores in percent, as published."""
+    model = page.model
+    checks: dict[int, list[dict[str, Any]]] = {}
+    for found in page.contamination:
+        checks.setdefault(found.run_id, []).append(
+            {
+                "check_id": found.check_id,
+                "file": found.source_name,
+                "corpus": found.corpus,
+                "corpus_sha256": found.corpus_sha256,
+                "n": found.n,
+                "min_shared_ngrams": found.min_shared,
+                "tasks_checked": found.checked,
+                "tasks_flagged": found.flagged,
+                "scores": [
+                    {"tasks": s.label, "count": s.tasks, "pass@1": s.pass_at_1}
+                    for s in found.scores
+                ],
+            }
+        )
+    return {
+        "model": model.name,
+        "revision": model.revision,
+        "metadata": {
+            k: v.isoformat() if isinstance(v, _dt.date) else v
+            for k, v in _metadata(model).items()
+            if k not in ("model_id", "model")
+        },
+        "runs": [
+            {
+                "run_id": run.id,
+                "badge": run.provenance,
+                "benchmark": run.benchmark,
+                "subset": run.subset,
+                "split": run.split,
+                "pass_at_1": run.pass_at_1,
+                "n_tasks": run.n_tasks,
+                "n_samples": run.n_samples,
+                "harness_version": run.harness_version,
+                "dataset_version": run.dataset_version,
+                "dataset_sha256": run.dataset_sha256,
+                "env_name": run.env_name,
+                "env_lock_sha256": run.env_lock_sha256,
+                "backend": run.backend,
+                "isolation": run.isolation,
+                "evaluated_at": run.evaluated_at,
+                "contamination": checks.get(run.id, []),
+            }
+            for run in page.runs
+        ],
+        "reported": [
+            {
+                "benchmark": s.benchmark,
+                "subset": s.subset,
+                "split": s.split,
+                "pass_at_1_percent": s.pass_at_1_percent,
+                "file": s.source.name,
+            }
+            for s in page.reported
+        ],
+    }
 
 
 def model_named(session: Session, name: str) -> Model | None:

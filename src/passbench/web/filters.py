@@ -14,7 +14,8 @@ still opens the board). Applying the state to rows is pure, shared by the app an
     moe         yes | no
     from, to    release date window, YYYY-MM-DD (inclusive)
     badge       comma-separated: verified, imported, reported
-    cols        comma-separated column keys shown (default: all)
+    cols        comma-separated column keys shown (default: all); `clean` is pass@1 without
+                the tasks a stored contamination check flags, "71.7 (−2)" (2 tasks left out)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ COLUMNS: dict[str, tuple[str, Callable[[BoardRow], Any]]] = {
     "badge": ("Badge", lambda r: r.badge),
     "pass1": ("pass@1 %", lambda r: round(r.pass_at_1, 1)),
     "ci": ("95% CI", lambda r: _interval(r)),
+    "clean": ("Clean pass@1 %", lambda r: _clean(r)),
     "size": ("Size (B)", lambda r: r.size_b),
     "active": ("Active (B)", lambda r: r.active_params_b),
     "moe": ("MoE", lambda r: _yes_no(r.moe)),
@@ -48,6 +50,7 @@ COLUMNS: dict[str, tuple[str, Callable[[BoardRow], Any]]] = {
 _SORT: dict[str, Callable[[BoardRow], Any]] = {
     "band": lambda r: r.rank_best,
     "pass1": lambda r: r.pass_at_1,
+    "clean": lambda r: r.clean_pass_at_1,
     "ci": lambda r: r.ci_low if r.ci_low is not None else r.pass_at_1,
     "model": lambda r: r.model.lower(),
 }
@@ -58,6 +61,13 @@ def _interval(row: BoardRow) -> str | None:
     if row.ci_low is None or row.ci_high is None:
         return None
     return f"{row.ci_low:.1f}–{row.ci_high:.1f}"
+
+
+def _clean(row: BoardRow) -> str | None:
+    """pass@1 without the tasks a stored contamination check flags, and how many."""
+    if row.clean_pass_at_1 is None:
+        return None
+    return f"{row.clean_pass_at_1:.1f} (−{row.contaminated_tasks})"
 
 
 def _yes_no(value: bool | None) -> str | None:

@@ -182,7 +182,7 @@ document.querySelectorAll('table.board th').forEach(function (th, index) {
   });
 });
 """
-_NUMERIC = {"rank", "pass1", "size", "active", "tasks", "samples"}
+_NUMERIC = {"rank", "pass1", "clean", "size", "active", "tasks", "samples"}
 
 
 def render_page(boards: dict[View, list[BoardRow]], generated: str) -> str:
@@ -221,7 +221,9 @@ def render_page(boards: dict[View, list[BoardRow]], generated: str) -> str:
 
 def _cell(key: str, value: Any, row: BoardRow) -> str:
     text = "" if value is None else str(value)
-    sort_value = {"band": row.rank_best, "ci": row.ci_low}.get(key, value)
+    sort_value = {"band": row.rank_best, "ci": row.ci_low, "clean": row.clean_pass_at_1}.get(
+        key, value
+    )
     attrs = f" data-value='{html.escape('' if sort_value is None else str(sort_value), True)}'"
     if key in _NUMERIC:
         attrs += " class='num'"
