@@ -14,7 +14,8 @@ each of the 25 tasks of security/cweval-core-py-tasks.jsonl:
   after the task's own imports and the test file's imports and helpers it uses;
 - `broken-none` (the body is `return None`), `broken-raise` (it raises), `broken-import` (the
   module imports a package that does not exist, so pytest cannot collect the test file),
-  `exit-call` (the body raises SystemExit), `exit-import` (the module raises SystemExit);
+  `exit-call` (the body raises SystemExit), `exit-import` (the module raises SystemExit),
+  `skip-call` (the body raises unittest.SkipTest, which pytest reports as skipped);
 - with `--slow`, `slow`: the secure reference sleeping 3.5 s a call (past CWEval's 3 s limit
   per case, within passbench's 10 s), which shows that deviation (`--tasks` to pick a few).
 
@@ -160,6 +161,7 @@ def samples_for(task: dict[str, Any], slow: bool = False) -> list[tuple[str, str
     rows.append(("broken-import", "import passbench_no_such_module\n\n" + task["task_code"]))
     rows.append(("exit-call", head + "    raise SystemExit(0)\n"))
     rows.append(("exit-import", "raise SystemExit(0)\n\n" + task["task_code"]))
+    rows.append(("skip-call", head + "    raise __import__('unittest').SkipTest('skipped')\n"))
     if slow:  # the secure reference, 3.5 s slower a call: past CWEval's 3 s, within our 10 s
         marker = "# BEGIN SOLUTION"
         rows.append(("slow", task["task_code"].replace(marker, f"{marker}\n{SLOW}", 1)))

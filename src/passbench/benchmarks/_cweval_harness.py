@@ -45,6 +45,9 @@ _CW_CANDIDATE = globals()["_CW_PROGRAM"]["candidate"]
 _CW_TESTS = globals()["_CW_PROGRAM"]["tests"]
 _CW_ORACLE = globals()["_CW_PROGRAM"]["oracle"]
 _CW_TEST_TIMEOUT_S = globals()["_CW_PROGRAM"]["case_timeout_s"]
+#: taken before the candidate runs: pytest reports a case that raises it as skipped, which
+#: CWEval's run_tests counts as not passed; unittest would count it as no failure
+_CW_SKIP = _cw_unittest.SkipTest
 
 
 # ---- timers ---------------------------------------------------------------------------------
@@ -378,6 +381,8 @@ def _cw_method(function, arguments):
                     function,
                     **kwargs,
                 )
+        except _CW_SKIP as skipped:
+            raise _CwFailed(f"skipped: {skipped}") from None
         finally:
             for generator in reversed(teardowns):
                 for _ in generator:
