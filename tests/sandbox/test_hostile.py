@@ -113,13 +113,40 @@ def test_multiprocessing_pool_exits_cleanly(any_sandbox: Sandbox) -> None:
         "unittest.TestLoader = L\n",
         # a fake base class for the test class
         "import unittest\nclass T:\n    pass\nunittest.TestCase = T\n",
+        # every failing test counted as skipped
+        "import unittest.case\nunittest.case.SkipTest = BaseException\n",
     ],
-    ids=["TestCase.run", "addFailure", "assertEqual", "TestLoader", "fake-TestCase"],
+    ids=["TestCase.run", "addFailure", "assertEqual", "TestLoader", "fake-TestCase", "SkipTest"],
 )
 def test_monkeypatching_unittest_is_tampering(any_sandbox: Sandbox, solution: str) -> None:
     result = run_one(any_sandbox, unittest_program("patch", solution + "def f(x):\n    return 0\n"))
     assert result.status == "fail"
     assert result.category in (ErrorCategory.TAMPERED, ErrorCategory.EXCEPTION)
+
+
+@pytest.mark.parametrize(
+    ("target", "flag"),
+    [
+        ("type(me)", "__unittest_skip__"),
+        ("type(me).test_two", "__unittest_skip__"),
+        ("type(me).test_two", "__unittest_expecting_failure__"),
+    ],
+    ids=["class-skip", "method-skip", "method-expected-failure"],
+)
+def test_skipping_a_later_test_is_tampering(any_sandbox: Sandbox, target: str, flag: str) -> None:
+    # the first test passes and marks the second, which would fail, as skipped (or its
+    # failure as expected): unittest would then not count it as a failure
+    solution = (
+        "import sys\n"
+        "def f(x):\n"
+        "    me = sys._getframe(1).f_locals['self']\n"
+        f"    {target}.{flag} = True\n"
+        "    return x + 1 if x == 1 else 0\n"
+    )
+    result = run_one(any_sandbox, unittest_program("skip", solution))
+    assert result.status == "fail"
+    assert result.category == ErrorCategory.TAMPERED
+    assert f"TestCases.{flag} set" in result.reason or "test_two replaced" in result.reason
 
 
 def test_stopping_the_run_from_inside_a_test_is_tampering(any_sandbox: Sandbox) -> None:

@@ -334,7 +334,9 @@ def unittest_snapshot() -> dict[tuple[str, str], Any]:
         for attribute, value in vars(owner).items():
             snapshot[(owner_name, attribute)] = value
     for module in (unittest, unittest.case, unittest.result, unittest.suite, unittest.loader):
-        for attribute in ("TestCase", "TestResult", "TestSuite", "TestLoader"):
+        # SkipTest: what unittest.case catches as a skip (rebound to AssertionError, every
+        # failing test would be skipped)
+        for attribute in ("TestCase", "TestResult", "TestSuite", "TestLoader", "SkipTest"):
             if hasattr(module, attribute):
                 snapshot[(module.__name__, attribute)] = getattr(module, attribute)
     return snapshot
@@ -424,26 +426,38 @@ def _case_class_problems(test_class: Any) -> list[str]:
     return problems
 
 
-def _methods_snapshot(test_class: Any) -> dict[str, tuple[Any, Any]]:
-    """Identity of the test class's own test methods (their code too), taken once the tests
-    are loaded: a test, or the code it calls, that replaces a later test is caught. Other
-    class attributes are left alone (setUpClass may set them)."""
-    return {
-        name: (value, value.__code__)
+# The flags through which unittest skips a test, or counts its failure as expected, without
+# calling it: set on a method or the class by a test while the suite runs, they hide the tests
+# after it (the decorators set them when the tests are defined, before the snapshot).
+_SKIP_FLAGS = ("__unittest_skip__", "__unittest_expecting_failure__")
+
+
+def _methods_snapshot(test_class: Any) -> dict[str, tuple[Any, ...]]:
+    """Identity of the test class's own test methods (their code too) and the skip flags of
+    them and of the class, taken once the tests are loaded: a test, or the code it calls, that
+    replaces or skips a later test is caught. Other class attributes are left alone
+    (setUpClass may set them)."""
+    snapshot: dict[str, tuple[Any, ...]] = {
+        name: (value, value.__code__, *(getattr(value, f, False) for f in _SKIP_FLAGS))
         for name, value in vars(test_class).items()
         if isinstance(name, str)
         and name.startswith("test")
         and isinstance(value, types.FunctionType)
     }
+    for flag in _SKIP_FLAGS:
+        snapshot[flag] = (getattr(test_class, flag, False),)
+    return snapshot
 
 
-def _methods_changed(test_class: Any, before: dict[str, tuple[Any, Any]]) -> list[str]:
+def _methods_changed(test_class: Any, before: dict[str, tuple[Any, ...]]) -> list[str]:
     after = _methods_snapshot(test_class)
-    return [
-        f"TestCases.{name} replaced"
-        for name, (value, code) in before.items()
-        if name not in after or after[name][0] is not value or after[name][1] is not code
-    ]
+    changed = []
+    for name, facts in before.items():
+        now = after.get(name)
+        if now is None or any(now[i] is not facts[i] for i in range(len(facts))):
+            what = "set" if name in _SKIP_FLAGS else "replaced"
+            changed.append(f"TestCases.{name} {what}")
+    return changed
 
 
 # --------------------------------------------------------------------------- one sample (child)
