@@ -149,6 +149,21 @@ def test_skipping_a_later_test_is_tampering(any_sandbox: Sandbox, target: str, f
     assert f"TestCases.{flag} set" in result.reason or "test_two replaced" in result.reason
 
 
+def test_expecting_its_own_failure_while_running_is_tampering(any_sandbox: Sandbox) -> None:
+    # the running test's outcome marked as expecting failure: unittest would count the
+    # failed assertion as an expected failure, which is no failure
+    solution = (
+        "import sys\n"
+        "def f(x):\n"
+        "    sys._getframe(1).f_locals['self']._outcome.expecting_failure = True\n"
+        "    return 0\n"
+    )
+    result = run_one(any_sandbox, unittest_program("expect", solution))
+    assert result.status == "fail"
+    assert result.category == ErrorCategory.TAMPERED
+    assert "failure marked expected while running" in result.reason
+
+
 def test_stopping_the_run_from_inside_a_test_is_tampering(any_sandbox: Sandbox) -> None:
     solution = (
         "import sys\n"
