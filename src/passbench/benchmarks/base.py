@@ -219,6 +219,9 @@ class BenchmarkBase:
     # evaluate; its `program` raises `no_tests_error`
     executable: bool = True
     scored_by: str = "passbench evaluate"
+    # the task metadata field whose (lower-cased) value names a task's subset, other than
+    # `full` (MultiPL-E's source, CyberSecEval's language, SALLM's technique)
+    subset_field: str | None = None
     prompt_style: PromptStyle
 
     # ---- loading -----------------------------------------------------------------------
@@ -240,8 +243,13 @@ class BenchmarkBase:
         data: DataSettings,
         progress: Progress | None,
     ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
-        """The subset's tasks, and any further data files read to choose them."""
-        return tasks, ()
+        """The subset's tasks, and any further data files read to choose them: by default every
+        task for `full`, else the tasks whose `metadata[subset_field]` (lower-cased) is the
+        subset's name."""
+        if subset == "full" or self.subset_field is None:
+            return tasks, ()
+        field = self.subset_field
+        return tuple(t for t in tasks if str(t.metadata[field]).lower() == subset), ()
 
     def load(
         self,

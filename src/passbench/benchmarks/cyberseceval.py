@@ -31,10 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from passbench.benchmarks._fields import RecordReader
 from passbench.benchmarks.base import BenchmarkBase, TaskId, no_tests_error
-from passbench.benchmarks.data import DataFile, DataSettings, ResolvedFile
+from passbench.benchmarks.data import DataFile
 from passbench.benchmarks.prompting import PromptStyle, identity
 from passbench.errors import DatasetError, InputError
-from passbench.progress import Progress
 from passbench.records import Prompt, Task
 
 if TYPE_CHECKING:
@@ -178,6 +177,7 @@ class CyberSecEvalInstruct(BenchmarkBase):
     id_prefix = f"{_PREFIX}python/"
     splits = (SPLIT,)
     subsets = ("full", *LANGUAGES)
+    subset_field = "language"
     versions = ("v2",)
     default_version = "v2"
     env_name: str | None = None
@@ -196,19 +196,6 @@ class CyberSecEvalInstruct(BenchmarkBase):
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
         return parse_instruct(path, self.name)
-
-    def select_subset(
-        self,
-        tasks: tuple[Task, ...],
-        subset: str,
-        version: str,
-        source: ResolvedFile,
-        data: DataSettings,
-        progress: Progress | None,
-    ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
-        if subset == "full":
-            return tasks, ()
-        return tuple(task for task in tasks if task.metadata["language"] == subset), ()
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         """ "CyberSecEval/instruct/python/1565" -> ("CyberSecEval/instruct/python/", 1565)."""

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from passbench.benchmarks._fields import RecordReader
 from passbench.benchmarks.base import BenchmarkBase, TaskId
-from passbench.benchmarks.data import DataFile, DataSettings, ResolvedFile
+from passbench.benchmarks.data import DataFile
 from passbench.benchmarks.prompting import (
     END_MARKERS,
     FENCE_CLOSE_EOS,
@@ -40,7 +40,6 @@ from passbench.benchmarks.prompting import (
     identity,
 )
 from passbench.errors import DatasetError
-from passbench.progress import Progress
 from passbench.records import ProcessSpec, Task
 
 if TYPE_CHECKING:
@@ -286,6 +285,8 @@ class MultiPLE(BenchmarkBase):
     def title(self) -> str:  # type: ignore[override]
         return f"MultiPL-E {self.language.title}"
 
+    subset_field = "source"  # humaneval / mbpp
+
     @property
     def subsets(self) -> tuple[str, ...]:  # type: ignore[override]
         if self.language.key in ("lua", "rs"):
@@ -310,19 +311,6 @@ class MultiPLE(BenchmarkBase):
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
         return parse_multiple(path, self.language, self.name)
-
-    def select_subset(
-        self,
-        tasks: tuple[Task, ...],
-        subset: str,
-        version: str,
-        source: ResolvedFile,
-        data: DataSettings,
-        progress: Progress | None,
-    ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
-        if subset == "full":
-            return tasks, ()
-        return tuple(task for task in tasks if task.metadata["source"] == subset), ()
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         """ "HumanEval_0_has_close_elements" -> ("HumanEval_", 0, "_has_close_elements");

@@ -32,10 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from passbench.benchmarks._fields import RecordReader
 from passbench.benchmarks.base import BenchmarkBase, TaskId, no_tests_error
-from passbench.benchmarks.data import DataFile, DataSettings, ResolvedFile, read_jsonl
+from passbench.benchmarks.data import DataFile, read_jsonl
 from passbench.benchmarks.prompting import PromptStyle
 from passbench.errors import DatasetError
-from passbench.progress import Progress
 from passbench.records import Prompt, Task
 
 if TYPE_CHECKING:  # the sanitizer is imported when an answer is sanitized
@@ -190,6 +189,7 @@ class SALLM(BenchmarkBase):
     id_prefix = "Matching_Author_A_cwe502_"  # the first row's; a bare n names its n-th variant
     splits = (SPLIT,)
     subsets = ("full", *(technique.lower() for technique in TECHNIQUES))
+    subset_field = "technique"
     versions = ("7f17a76",)
     default_version = "7f17a76"
     env_name: str | None = None
@@ -204,19 +204,6 @@ class SALLM(BenchmarkBase):
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
         return parse_sallm(path, self.name)
-
-    def select_subset(
-        self,
-        tasks: tuple[Task, ...],
-        subset: str,
-        version: str,
-        source: ResolvedFile,
-        data: DataSettings,
-        progress: Progress | None,
-    ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
-        if subset == "full":
-            return tasks, ()
-        return tuple(task for task in tasks if task.metadata["technique"].lower() == subset), ()
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         """ "Tainted_CodeQL_codeql_cwe078_0.py" -> ("Tainted_CodeQL_codeql_cwe078_", 0, ".py")."""
