@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +60,21 @@ class RecordReader:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             raise self.error(field, f"expected a list of strings, got {value!r:.80}")
         return tuple(value)
+
+
+def json_array_records(path: Path, source: str, items: str) -> list[RecordReader]:
+    """The objects of a data file that is one non-empty JSON array (MultiPL-E's, CyberSecEval's),
+    each as a `RecordReader` numbered from 1; anything else is a `DatasetError` naming the file
+    (and the item)."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise DatasetError(f"{path}: not a {source} JSON array: {error}") from error
+    if not isinstance(rows, list) or not rows:
+        raise DatasetError(f"{path}: expected a non-empty JSON array of {items}")
+    records = []
+    for index, raw in enumerate(rows, start=1):
+        if not isinstance(raw, dict):
+            raise DatasetError(f"{path}: item {index} is not an object")
+        records.append(RecordReader(raw, path, index))
+    return records

@@ -22,18 +22,17 @@ tasks, the prompts and the extraction, as CyberSecEval does them:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from passbench.benchmarks._fields import RecordReader
+from passbench.benchmarks._fields import json_array_records
 from passbench.benchmarks.base import BenchmarkBase, TaskId, no_tests_error
 from passbench.benchmarks.data import DataFile
 from passbench.benchmarks.prompting import PromptStyle, identity
-from passbench.errors import DatasetError, InputError
+from passbench.errors import InputError
 from passbench.records import Prompt, Task
 
 if TYPE_CHECKING:
@@ -84,18 +83,9 @@ def task_id(language: str, prompt_id: int) -> str:
 
 def parse_instruct(path: Path, benchmark: str = "cyberseceval-instruct") -> tuple[Task, ...]:
     """Tasks of a CyberSecEval instruct JSON file (an array of rows; instruct-v2's fields)."""
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise DatasetError(f"{path}: not a CyberSecEval JSON array: {error}") from error
-    if not isinstance(rows, list) or not rows:
-        raise DatasetError(f"{path}: expected a non-empty JSON array of prompts")
     tasks: list[Task] = []
     seen: set[str] = set()
-    for index, raw in enumerate(rows, start=1):
-        if not isinstance(raw, dict):
-            raise DatasetError(f"{path}: item {index} is not an object")
-        record = RecordReader(raw, path, index)
+    for record in json_array_records(path, "CyberSecEval", "prompts"):
         language = record.text("language")
         if language not in LANGUAGES:
             raise record.error("language", f"'{language}' is not one of {', '.join(LANGUAGES)}")
@@ -112,7 +102,7 @@ def parse_instruct(path: Path, benchmark: str = "cyberseceval-instruct") -> tupl
         prompt = record.text("test_case_prompt")
         if not prompt.strip():
             raise record.error("test_case_prompt", "empty")
-        rule = raw.get("rule")
+        rule = record.record.get("rule")
         tasks.append(
             Task(
                 benchmark=benchmark,

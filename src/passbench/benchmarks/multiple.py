@@ -22,7 +22,6 @@ block, and a prefilled response opens a fence with the language's name (`chat_st
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from collections.abc import Iterable
@@ -30,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from passbench.benchmarks._fields import RecordReader
+from passbench.benchmarks._fields import json_array_records
 from passbench.benchmarks.base import BenchmarkBase, TaskId
 from passbench.benchmarks.data import DataFile
 from passbench.benchmarks.prompting import (
@@ -39,7 +38,6 @@ from passbench.benchmarks.prompting import (
     PromptStyle,
     identity,
 )
-from passbench.errors import DatasetError
 from passbench.records import ProcessSpec, Task
 
 if TYPE_CHECKING:
@@ -183,25 +181,20 @@ def signature_name(prompt: str) -> str | None:
 
 def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task, ...]:
     """Tasks of one MultiPL-E JSON file (an array of {task_id, prompt, test, language})."""
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise DatasetError(f"{path}: not a MultiPL-E JSON array: {error}") from error
-    if not isinstance(rows, list) or not rows:
-        raise DatasetError(f"{path}: expected a non-empty JSON array of tasks")
     tasks: list[Task] = []
     seen: set[str] = set()
-    for index, raw in enumerate(rows, start=1):
-        if not isinstance(raw, dict):
-            raise DatasetError(f"{path}: item {index} is not an object")
-        record = RecordReader(raw, path, index)
+    for record in json_array_records(path, "MultiPL-E", "tasks"):
         task_id = record.text("task_id")
         if task_id in seen:
             raise record.error("task_id", f"'{task_id}' appears twice")
         seen.add(task_id)
         if record.text("language") != language.key:
             raise record.error("language", f"expected '{language.key}'")
-        stops = record.string_list("stop_tokens") if "stop_tokens" in raw else language.stop_tokens
+        stops = (
+            record.string_list("stop_tokens")
+            if "stop_tokens" in record.record
+            else language.stop_tokens
+        )
         if stops != language.stop_tokens:
             raise record.error("stop_tokens", f"expected {list(language.stop_tokens)!r}")
         prompt = record.text("prompt")
