@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# passbench's runner image: the agent (python -m passbench.sandbox.agent) with bubblewrap and the
+# passbench's runner image: the agent (python -m passbench.stages.sandbox.agent) with bubblewrap and the
 # BigCodeBench evaluation environment, built from this checkout's passbench and its lock.
 #
 #   passbench image build                         # tags passbench:VERSION-LOCK12, see docs/backend-containers.md
@@ -31,7 +31,7 @@ ARG PASSBENCH_VERSION=""
 ARG PYTHON_VERSION=""
 ARG BIGCODEBENCH_LOCK_SHA256=""
 # MultiPL-E's toolchains (MULTIPLE=1; `passbench image build --with-multipl-e` passes all three
-# from the language table in benchmarks/multiple.py; these defaults are the same, for hand builds)
+# from the language table in src/passbench/stages/benchmarks/multiple.py; these defaults are the same, for hand builds)
 ARG MULTIPLE=""
 ARG MULTIPLE_PACKAGES="nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit"
 ARG MULTIPLE_TOOLS="node g++ javac java /usr/share/java/javatuples.jar rustc lua5.3 /usr/share/lua/5.3/luaunit.lua"
@@ -41,7 +41,7 @@ ARG MULTIPLE_TOOLS="node g++ javac java /usr/share/java/javatuples.jar rustc lua
 # MultiPL-E's toolchains, each checked where the sandbox looks (its PATH). Only missing packages
 # are installed, so a base that has them builds without a Debian mirror. (The JDK's post-install
 # links its man pages, whose folder slim images lack: it is made first.)
-COPY src/passbench/evalenv/apt-packages.txt /tmp/apt-packages.txt
+COPY src/passbench/stages/evalenv/apt-packages.txt /tmp/apt-packages.txt
 RUN set -eu; \
     wanted="bubblewrap"; \
     if [ -n "$ENVIRONMENTS" ]; then \
@@ -106,4 +106,4 @@ USER passbench
 WORKDIR /home/passbench
 # the backend runs containers with a read-only root: scratch space and HOME live in /tmp
 ENV HOME=/tmp PYTHONDONTWRITEBYTECODE=1
-ENTRYPOINT ["python", "-m", "passbench.sandbox.agent", "--envs-root", "/opt/passbench/envs", "--scratch-dir", "/tmp/passbench-scratch"]
+ENTRYPOINT ["python", "-m", "passbench.stages.sandbox.agent", "--envs-root", "/opt/passbench/envs", "--scratch-dir", "/tmp/passbench-scratch"]

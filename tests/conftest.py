@@ -37,7 +37,7 @@ def visible_tmp_path() -> Iterator[Path]:
 #: a run where the tests that check isolation and verdicts there were skipped. Never set in CI.
 ALLOW_SKIPS_VARIABLE = "PASSBENCH_TESTS_ALLOW_ESSENTIAL_SKIPS"
 #: Markers of the tests that prove the sandbox isolates and the real environment gives the
-#: official verdicts; every test under tests/sandbox/ counts as one of them too.
+#: official verdicts; every test under tests/stages/sandbox/ counts as one of them too.
 ESSENTIAL_MARKERS = ("bwrap", "evalenv", "hostile")
 #: A skip whose reason starts with this is a property of the host the test does not apply to
 #: (root cannot be held by RLIMIT_NPROC), not an inability to test.

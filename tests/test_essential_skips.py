@@ -26,7 +26,7 @@ def _pytest_without_bwrap(tmp_path: Path, allow: bool) -> subprocess.CompletedPr
             "-q",
             "-p",
             "no:cacheprovider",
-            "tests/sandbox/test_isolation.py",
+            "tests/stages/sandbox/test_isolation.py",
         ],
         cwd=REPO,
         env=env,
@@ -40,7 +40,7 @@ def test_skipped_isolation_tests_fail_the_run(tmp_path: Path) -> None:
     run = _pytest_without_bwrap(tmp_path, allow=False)
     assert run.returncode == 1, run.stdout
     assert "isolation or real-environment tests were skipped" in run.stdout
-    assert "SKIPPED ESSENTIAL tests/sandbox/test_isolation.py::" in run.stdout
+    assert "SKIPPED ESSENTIAL tests/stages/sandbox/test_isolation.py::" in run.stdout
 
 
 def test_a_machine_that_cannot_run_them_can_opt_out(tmp_path: Path) -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from passbench.cli import cli
-from passbench.evaluate import EvaluateSettings, Evaluator
-from passbench.records import Isolation
-from passbench.sandbox.cgroups import detect
-from passbench.settings import Paths
+from passbench.apps.cli import cli
+from passbench.core.records import Isolation
+from passbench.core.settings import Paths
+from passbench.stages.evaluate import EvaluateSettings, Evaluator
+from passbench.stages.sandbox.cgroups import detect
 
 pytestmark = pytest.mark.bwrap
 
@@ -55,7 +55,7 @@ def _cli(args: list[str], tmp_path: Path, data_dir: Path) -> subprocess.Complete
         PASSBENCH_CACHE_DIR=str(tmp_path / "cache"),
     )
     return subprocess.run(
-        [sys.executable, "-m", "passbench.cli", *args],
+        [sys.executable, "-m", "passbench.apps.cli", *args],
         capture_output=True,
         text=True,
         env=env,

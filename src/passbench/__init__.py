@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from passbench.errors import PassbenchError
-from passbench.records import (
+from passbench.core.errors import PassbenchError
+from passbench.core.records import (
     Completion,
     ErrorCategory,
     ExecResult,
@@ -14,8 +14,7 @@ from passbench.records import (
     Score,
     Task,
 )
-
-__version__ = "0.1.0"
+from passbench.core.version import __version__
 
 __all__ = [
     "Completion",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from passbench.sandbox import SandboxConfig
+from passbench.stages.sandbox import SandboxConfig
 
 
 class Unavailable(Exception):
@@ -39,10 +39,11 @@ Opener = Callable[[Path], contextlib.AbstractContextManager[BackendUnderTest]]
 @contextlib.contextmanager
 def _remote(root: Path) -> Iterator[BackendUnderTest]:
     try:
-        from passbench.evaluate import EvaluateSettings
-        from passbench.serve import ServeConfig, ServerLimits
-        from passbench.settings import Paths
-        from serve.live import free_port, running_server
+        from tests.apps.serve.live import free_port, running_server
+
+        from passbench.apps.serve import ServeConfig, ServerLimits
+        from passbench.core.settings import Paths
+        from passbench.stages.evaluate import EvaluateSettings
     except ImportError as error:  # gradio is the `serve` extra
         raise Unavailable(f"passbench serve needs gradio: {error}") from None
     token = "contract-token"
@@ -62,9 +63,9 @@ def _remote(root: Path) -> Iterator[BackendUnderTest]:
 @contextlib.contextmanager
 def _e2b(root: Path) -> Iterator[BackendUnderTest]:
     """E2B's cloud cannot be reached here: its loopback stand-in speaks E2B's REST API and
-    the in-sandbox agent's protocol to the real e2b SDK (tests/sandbox/e2b_loopback.py)."""
+    the in-sandbox agent's protocol to the real e2b SDK (tests/stages/sandbox/e2b_loopback.py)."""
     try:
-        from sandbox.e2b_support import e2b_loopback
+        from tests.stages.sandbox.e2b_support import e2b_loopback
     except ImportError as error:  # the SDK is the `e2b` extra
         raise Unavailable(f"the e2b backend needs the e2b SDK: {error}") from None
     with e2b_loopback() as (name, config):
@@ -77,7 +78,7 @@ def _e2b(root: Path) -> Iterator[BackendUnderTest]:
 def _ray(root: Path) -> Iterator[BackendUnderTest]:
     """A real two-node Ray cluster on this machine (`ray start --head` plus a node)."""
     try:
-        from sandbox.ray_support import ray_available, ray_cluster
+        from tests.stages.sandbox.ray_support import ray_available, ray_cluster
     except ImportError as error:
         raise Unavailable(f"ray: {error}") from None
     if not ray_available():
@@ -91,10 +92,11 @@ def _podman(root: Path) -> Iterator[BackendUnderTest]:
     """Real podman containers of the runner image built from the Dockerfile (without the
     BigCodeBench environment, which takes ~25 min to build here, unless PASSBENCH_TEST_IMAGE
     names an image that has it)."""
-    from passbench.errors import PassbenchError
-    from passbench.sandbox.base import EnvironmentRef
-    from passbench.sandbox.container import describe_podman
-    from sandbox.container_support import container_backend, podman_refusal
+    from tests.stages.sandbox.container_support import container_backend, podman_refusal
+
+    from passbench.core.errors import PassbenchError
+    from passbench.stages.sandbox.base import EnvironmentRef
+    from passbench.stages.sandbox.container import describe_podman
 
     refusal = podman_refusal()
     if refusal is not None:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from passbench.benchmarks import DataSettings
+from passbench.stages.benchmarks import DataSettings
 
 DataProvider = Callable[[Path, Path], DataSettings]
 """(shared data folder, a private temporary folder) -> the data settings to load with."""
@@ -35,7 +35,7 @@ def provider_for(name: str) -> DataProvider:
 def livecodebench_release(data_dir: Path, tmp: Path) -> DataSettings:
     """LiveCodeBench's tests live only on the Hugging Face hub: a release written in the hub's
     layout."""
-    from passbench.benchmarks.livecodebench import (
+    from passbench.stages.benchmarks.livecodebench import (
         RELEASE_FILES,
         encode_private_tests,
     )

@@ -4,8 +4,9 @@ killing the parent, exiting early, faking the runner's output, tampering with un
 
 from __future__ import annotations
 
-from passbench.records import Program
-from sandbox.helpers import checks_program, unittest_program
+from tests.stages.sandbox.helpers import checks_program, unittest_program
+
+from passbench.core.records import Program
 
 CONFORMANCE: dict[str, Program] = {
     "pass": unittest_program("pass", "def f(x):\n    return x + 1\n"),

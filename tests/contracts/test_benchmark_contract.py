@@ -10,19 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.contracts.benchmark_data import provider_for
 
-from contracts.benchmark_data import provider_for
-from passbench.benchmarks import (
+from passbench.core.errors import DatasetError, InputError
+from passbench.core.records import Program, Task
+from passbench.stages.benchmarks import (
     Benchmark,
     LoadedBenchmark,
     PromptStyle,
     benchmark_names,
     get_benchmark,
 )
-from passbench.errors import DatasetError, InputError
-from passbench.prompts import build_prompt, stop_sequences
-from passbench.records import Program, Task
-from passbench.results import guess_benchmark, model_name
+from passbench.stages.prompts import build_prompt, stop_sequences
+from passbench.stages.results import guess_benchmark, model_name
 
 NAMES = benchmark_names()
 #: How many tasks per benchmark get a program built (a differential task encodes its inputs).

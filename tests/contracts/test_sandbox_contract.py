@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.contracts.backends import OPENERS, BackendUnderTest, Unavailable
+from tests.contracts.programs import CONFORMANCE, NEVER_PASS
+from tests.stages.sandbox.conftest import BWRAP
+from tests.stages.sandbox.helpers import TEST_LIMITS
 
-from contracts.backends import OPENERS, BackendUnderTest, Unavailable
-from contracts.programs import CONFORMANCE, NEVER_PASS
-from passbench.evaluate import EvaluateSettings, Evaluator
-from passbench.records import Program
-from passbench.sandbox import Sandbox, SandboxConfig, open_sandbox
-from passbench.sandbox.base import EnvironmentRef
-from passbench.settings import Paths
-from sandbox.conftest import BWRAP
-from sandbox.helpers import TEST_LIMITS
+from passbench.core.records import Program
+from passbench.core.settings import Paths
+from passbench.stages.evaluate import EvaluateSettings, Evaluator
+from passbench.stages.sandbox import Sandbox, SandboxConfig, open_sandbox
+from passbench.stages.sandbox.base import EnvironmentRef
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.skipif(not BWRAP, reason="bubblewrap cannot run")]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import pytest
 
-from passbench.cli import cli
+from passbench.apps.cli import cli
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

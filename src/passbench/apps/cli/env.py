@@ -1,0 +1,283 @@
+"""`passbench env`: build, check and locate evaluation environments."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from passbench.apps.cli._progress import RichProgress
+from passbench.apps.cli.options import config_option, resolve_options
+from passbench.core.errors import EnvironmentError_
+from passbench.core.settings import Resolved
+from passbench.stages.evalenv import check_env, create_env, locate_env, spec_names, verify_manifest
+from passbench.stages.evalenv.check import CheckItem, EnvReport
+from passbench.stages.evalenv.location import env_path
+from passbench.stages.evalenv.nltk_data import NLTK_DIR_NAME, missing_packages
+from passbench.stages.evalenv.specs import get_spec
+
+_NAME = click.argument("name", default="bigcodebench", type=click.Choice(spec_names()))
+#: `env check multipl-e`: the MultiPL-E languages' system toolchains, not an environment
+_TOOLCHAINS = "multipl-e"
+_PATH = click.option(
+    "--path",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Environment folder (env: PASSBENCH_ENV_DIR, PASSBENCH_SECURITY_ENV_DIR for security; "
+    "default: the user data dir).",
+)
+
+
+@click.group()
+def env() -> None:
+    """Evaluation environments: the benchmark's libraries, in their own virtual environment
+    (create, check what it lacks, verify no file changed, info)."""
+
+
+@env.command()
+@_NAME
+@_PATH
+@click.option(
+    "--python",
+    "python",
+    default=None,
+    help="Interpreter to build from; its version picks the lock (bigcodebench: 3.10 or 3.11). "
+    "Default: the version of the env already there, else the official evaluator's 3.10 when "
+    "it is on the machine (PATH, pyenv, uv), else 3.11.",
+)
+@click.option(
+    "--nltk-data",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Local NLTK data folder to copy from (default: nltk_data/ in PASSBENCH_DATA_DIR).",
+)
+@click.option("--no-download", is_flag=True, help="Do not try NLTK's downloader.")
+@click.option("--force", is_flag=True, help="Rebuild even when the environment is up to date.")
+@click.option(
+    "--pip-arg",
+    "pip_args",
+    multiple=True,
+    help="Extra argument for pip install (repeatable), e.g. --pip-arg=--no-index.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Print pip's output.")
+@config_option
+@click.pass_context
+def create(ctx: click.Context, /, name: str, **options: Any) -> None:
+    """Build environment NAME from the lock file shipped with passbench (idempotent).
+
+    With PASSBENCH_OFFLINE nothing is downloaded: pip installs only from what --pip-arg
+    points it to (--find-links DIR; pip's --no-index is added), and NLTK data must come from
+    the local folder (or be in the environment already).
+    """
+    console = Console(stderr=True)
+    resolved = resolve_options(ctx, "env", options)
+    path: Path | None = resolved["env_dir"]
+    nltk_source = _nltk_source(resolved)
+    offline = resolved.paths.offline
+    pip_args = tuple(options["pip_args"])
+    if offline:
+        _check_offline_nltk(name, path, nltk_source, force=options["force"])
+        if "--no-index" not in pip_args:
+            pip_args += ("--no-index",)
+    verbose = options["verbose"]
+    with RichProgress(console) as progress:
+        result = create_env(
+            name,
+            path=path,
+            python=resolved["python"],
+            nltk_source=nltk_source,
+            download_nltk=not (options["no_download"] or offline),
+            force=options["force"],
+            pip_args=pip_args,
+            progress=progress,
+            on_output=(lambda line: console.print(line, markup=False, highlight=False))
+            if verbose
+            else None,
+        )
+    info = result.info
+    if result.status == "up-to-date":
+        console.print(
+            f"[green]up to date[/]: {info.root} (Python {info.python_version}, "
+            f"{info.metadata.lock_file}, sha256 {info.lock_sha256[:12]})"
+        )
+    else:
+        console.print(
+            f"[green]created[/] {info.root} in {result.seconds:.0f} s: Python "
+            f"{info.python_version}, {info.metadata.lock_file}, sha256 {info.lock_sha256[:12]}"
+        )
+        console.print(f"interpreter: {result.python_choice}", markup=False, highlight=False)
+    if result.nltk.missing:
+        if offline:
+            raise _offline_nltk_error(name, result.nltk.missing, nltk_source, info.root)
+        console.print(f"[yellow]NLTK data missing[/]: {', '.join(result.nltk.missing)}")
+    click.echo(str(info.python))
+
+
+def _nltk_source(resolved: Resolved) -> Path | None:
+    """--nltk-data, else DATA_DIR/nltk_data when that folder exists."""
+    if resolved["nltk_data"] is not None:
+        return Path(resolved["nltk_data"])
+    data_dir = resolved.paths.data_dir
+    if data_dir is not None and (data_dir / NLTK_DIR_NAME).is_dir():
+        return data_dir / NLTK_DIR_NAME
+    return None
+
+
+def _check_offline_nltk(name: str, path: Path | None, source: Path | None, *, force: bool) -> None:
+    """Offline, every NLTK package must be in the local folder or (unless the environment is
+    rebuilt from scratch) already in the environment: say so before building anything."""
+    root = env_path(name, path)
+    missing = get_spec(name).nltk_packages
+    if source is not None:
+        missing = tuple(missing_packages(source, missing))
+    if not force and missing:
+        missing = tuple(missing_packages(root / NLTK_DIR_NAME, missing))
+    if missing:
+        raise _offline_nltk_error(name, missing, source, root)
+
+
+def _offline_nltk_error(
+    name: str, missing: Any, source: Path | None, root: Path
+) -> EnvironmentError_:
+    looked = [str(source)] if source is not None else []
+    looked.append(str(root / NLTK_DIR_NAME))
+    return EnvironmentError_(
+        f"NLTK data for {name} not found: {', '.join(missing)} (looked in {', '.join(looked)}) "
+        "and downloads are off (PASSBENCH_OFFLINE); pass --nltk-data DIR, or point "
+        "PASSBENCH_DATA_DIR at a folder holding nltk_data/"
+    )
+
+
+@env.command()
+@click.argument("name", default="bigcodebench", type=click.Choice((*spec_names(), _TOOLCHAINS)))
+@_PATH
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--skip-imports", is_flag=True, help="Skip the (slow) import of every module.")
+@config_option
+@click.pass_context
+def check(ctx: click.Context, /, name: str, **options: Any) -> None:
+    """Report what environment NAME lacks; exit code 1 when anything is missing.
+
+    `multipl-e` checks the system toolchains MultiPL-E's languages build and run with."""
+    if name == _TOOLCHAINS:
+        report = _toolchain_report()
+        if options["as_json"]:
+            click.echo(json.dumps(_report_json(report), indent=2))
+        else:
+            _print_report(report, Console())
+        if not report.ok:
+            sys.exit(1)
+        return
+    path: Path | None = resolve_options(ctx, "env", options)["env_dir"]
+    as_json: bool = options["as_json"]
+    report = check_env(name, path, modules=not options["skip_imports"])
+    if as_json:
+        click.echo(json.dumps(_report_json(report), indent=2))
+    else:
+        _print_report(report, Console())
+    if not report.ok:
+        sys.exit(1)
+
+
+@env.command()
+@_NAME
+@_PATH
+@config_option
+@click.pass_context
+def verify(ctx: click.Context, /, name: str, **options: Any) -> None:
+    """Check that no file of environment NAME changed since it was built: every file's sha256
+    against the manifest `env create` recorded (exit code 1 naming the first change).
+
+    Every evaluation checks sizes and times (fast); this reads every file."""
+    path: Path | None = resolve_options(ctx, "env", options)["env_dir"]
+    found = locate_env(name, path, allow_stale=True)
+    outcome = verify_manifest(found.root, full=True)
+    console = Console()
+    if outcome.recorded:
+        console.print(
+            f"[yellow]recorded[/] a manifest of {outcome.files} files in {outcome.seconds:.1f} s: "
+            f"{found.root} predates manifests, so there was nothing to compare with; later "
+            "checks compare with this one"
+        )
+        return
+    if not outcome.intact:
+        raise EnvironmentError_(
+            f"the evaluation environment at {found.root} changed after it was built: "
+            f"{outcome.change}. Rebuild it with `passbench env create {name} --force "
+            f"--path {found.root}`"
+        )
+    console.print(
+        f"[green]intact[/]: {outcome.files} files of {found.root} match their sha256 "
+        f"({outcome.seconds:.1f} s)"
+    )
+
+
+@env.command()
+@_NAME
+@_PATH
+@config_option
+@click.pass_context
+def info(ctx: click.Context, /, name: str, **options: Any) -> None:
+    """Print where environment NAME is and what it was built from (JSON)."""
+    path: Path | None = resolve_options(ctx, "env", options)["env_dir"]
+    found = locate_env(name, path, allow_stale=True)
+    record = {
+        "name": found.name,
+        "root": str(found.root),
+        "python": str(found.python),
+        "nltk_data": str(found.nltk_data),
+        "metadata": json.loads(found.metadata.to_json()),
+    }
+    click.echo(json.dumps(record, indent=2))
+
+
+def _report_json(report: EnvReport) -> dict[str, object]:
+    return {
+        "name": report.name,
+        "root": str(report.root),
+        "ok": report.ok,
+        "items": [
+            {"kind": item.kind, "name": item.name, "ok": item.ok, "detail": item.detail}
+            for item in report.items
+        ],
+    }
+
+
+def _toolchain_report() -> EnvReport:
+    """Every MultiPL-E language's compilers, interpreters and libraries, as samples see them."""
+    from passbench.stages.benchmarks.multiple import LANGUAGES, tool_location
+
+    items = []
+    for language in LANGUAGES.values():
+        for tool in language.tools:
+            where = tool_location(tool)
+            packages = " ".join(language.debian_packages)
+            detail = where or f"missing (apt-get install {packages}; needed by {language.title})"
+            items.append(CheckItem("program", f"{language.key}: {tool}", where is not None, detail))
+    return EnvReport(_TOOLCHAINS, Path("/usr/bin"), tuple(items))
+
+
+def _print_report(report: EnvReport, console: Console) -> None:
+    passed = sum(item.ok for item in report.items)
+    table = Table(title=f"{report.name}: {report.root}", show_lines=False)
+    table.add_column("kind")
+    table.add_column("name")
+    table.add_column("status")
+    table.add_column("detail", overflow="fold")
+    for item in report.items:
+        if item.ok and item.kind in ("module", "nltk", "program"):
+            continue  # the table lists problems; passing items are counted below
+        status = "[green]ok[/]" if item.ok else "[red]missing[/]"
+        table.add_row(item.kind, item.name, status, item.detail)
+    console.print(table)
+    summary = f"{passed}/{len(report.items)} checks pass"
+    if report.ok:
+        console.print(f"[green]complete[/]: {summary}")
+    else:
+        names = ", ".join(f"{item.kind} {item.name}" for item in report.problems)
+        console.print(f"[red]incomplete[/]: {summary}; missing: {names}")

@@ -1,0 +1,274 @@
+"""`passbench evaluate`: run samples (or the canonical solutions) in the sandbox, score pass@k."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from passbench.apps.cli._progress import RichProgress
+from passbench.apps.cli.options import (
+    config_option,
+    resolve_options,
+    selection_options,
+    task_selection,
+)
+from passbench.core.errors import InputError, SandboxError
+from passbench.core.settings import Paths, Resolved
+from passbench.core.settings.registry import BACKEND_NAMES
+from passbench.stages.benchmarks import (
+    DEFAULT_BENCHMARK,
+    benchmark_names,
+    check_executable,
+    get_benchmark,
+)
+from passbench.stages.evaluate import (
+    EvaluateSettings,
+    EvaluationOutcome,
+    Evaluator,
+    GroundTruthOutcome,
+)
+from passbench.stages.sandbox import check_isolation
+from passbench.stages.sandbox.base import Limits
+
+
+@click.command()
+@click.option(
+    "--benchmark",
+    "-b",
+    help=f"One of: {', '.join(benchmark_names())} (default: {DEFAULT_BENCHMARK}).",
+)
+@click.option("--version", "version", help="Dataset version (default: the benchmark's).")
+@click.option("--split", help="A split the benchmark offers (default: complete).")
+@click.option("--subset", help="A subset the benchmark offers (default: full).")
+@click.option(
+    "--samples",
+    type=click.Path(path_type=Path),
+    help="Samples file (.jsonl or .jsonl.gz) with task_id and solution or completion.",
+)
+@click.option(
+    "--ground-truth",
+    is_flag=True,
+    help="Evaluate the canonical solutions instead of samples (official --check-gt-only).",
+)
+@click.option(
+    "--output-dir",
+    type=click.Path(path_type=Path),
+    help="Where result files go (default: beside the samples; ./results for --ground-truth).",
+)
+@selection_options
+@click.option(
+    "--calibrated/--no-calibrated",
+    default=True,
+    show_default=True,
+    help="Prefix each solution with the task's code_prompt + pass, as the official tool.",
+)
+@click.option("--pass-k", help="k values for pass@k, e.g. 1,5,10 (those above n are skipped).")
+@click.option("--workers", type=int, help="Concurrent samples (0 = from the cores).")
+@click.option(
+    "--timeout-per-task",
+    type=float,
+    help="Per-task limit in seconds (BigCodeBench: 240, the limit is max(this, GT time) + 1; "
+    "HumanEval(+): 60, EvalPlus's cap on all of a program's inputs).",
+)
+@click.option(
+    "--min-time-limit",
+    type=float,
+    help="Lower bound of the per-task limit (BigCodeBench) or of each input's limit "
+    "(HumanEval(+), as EvalPlus); official: 1.",
+)
+@click.option(
+    "--gt-time-limit-factor",
+    type=float,
+    help="HumanEval(+): each input may take this many times the canonical solution's time on "
+    "it (EvalPlus: 4).",
+)
+@click.option("--memory-mb", type=int, help="Address-space limit per sample, MiB.")
+@click.option(
+    "--tmp-mb", type=int, help="What a sample may store in its /tmp (a folder on disk), MiB."
+)
+@click.option(
+    "--allow-network",
+    is_flag=True,
+    help="Let samples reach the network (off by default; recorded in the results).",
+)
+@click.option("--no-gt", is_flag=True, help="Skip the ground-truth check (official --no_gt).")
+@click.option(
+    "--no-resume", is_flag=True, help="Re-run samples the journal already has verdicts for."
+)
+@click.option(
+    "--allow-unsandboxed",
+    is_flag=True,
+    help="Where bubblewrap cannot isolate samples, run them with resource limits only instead "
+    "of refusing. They can then read and change your files; results say unsandboxed.",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(BACKEND_NAMES),
+    help="Where samples run: local (bubblewrap here, the default), remote (a passbench serve "
+    "at --endpoint; token: PASSBENCH_REMOTE_TOKEN), ...: see docs/backends.md.",
+)
+@click.option("--endpoint", help="The remote backend's URL, e.g. http://HOST:7860/.")
+@click.option("--image", help="docker/podman: the image to run; e2b: the template.")
+@click.option(
+    "--ray-address", help="ray: the cluster (auto, ray://HOST:10001); default RAY_ADDRESS."
+)
+@click.option(
+    "--verify-fraction",
+    type=float,
+    help="Backends other than local: run this fraction of their verdicts again here and "
+    "report every one that differs (0 to 1; default 0).",
+)
+# Refusing is the default now; the old flag is accepted so old command lines keep working.
+@click.option("--require-isolation", is_flag=True, hidden=True, expose_value=False)
+@click.option("--env-dir", type=click.Path(path_type=Path), help="The evaluation environment.")
+@click.option("--dataset-path", type=click.Path(path_type=Path), help="A dataset file to use.")
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path),
+    help="A folder laid out like shared/datasets (env: PASSBENCH_DATA_DIR).",
+)
+@click.option("--nltk-data", type=click.Path(path_type=Path), help="NLTK data for samples.")
+@config_option
+@click.pass_context
+def evaluate(ctx: click.Context, /, **options: Any) -> None:
+    """Run samples against the tasks' tests in the sandbox and score pass@k."""
+    if options["ground_truth"] == bool(options["samples"]):
+        raise InputError("give exactly one of --samples FILE and --ground-truth", field="samples")
+    settings, paths = evaluate_settings(ctx, options)
+    check_executable(get_benchmark(settings.benchmark))  # before the isolation check
+    refuse_without_isolation(settings, paths)
+    console = Console()
+    with RichProgress() as progress:
+        evaluator = Evaluator(settings, paths, progress)
+        if options["ground_truth"]:
+            outcome = evaluator.run_ground_truth(settings.output_dir or Path("results"))
+        else:
+            assert settings.samples is not None
+            outcome_samples = evaluator.evaluate_samples(settings.samples, settings.output_dir)
+    if options["ground_truth"]:
+        _print_ground_truth(console, outcome, evaluator)
+    else:
+        _print_outcome(console, outcome_samples, evaluator)
+
+
+def refuse_without_isolation(settings: EvaluateSettings, paths: Paths) -> None:
+    """SandboxError (one line: why, how to fix) when samples could not be isolated here and
+    the user did not pass --allow-unsandboxed; checked before any work or progress output."""
+    if settings.allow_unsandboxed:
+        return
+    if settings.backend != "local" and settings.verify_fraction == 0:
+        return  # nothing runs here; the remote backend says what isolation it gave
+    refused = check_isolation(Path(sys.executable), paths.cache_dir / "scratch")
+    if refused is not None:
+        raise SandboxError(refused)
+
+
+def evaluate_settings(
+    ctx: click.Context, options: Mapping[str, Any]
+) -> tuple[EvaluateSettings, Paths]:
+    """EvaluateSettings from the options of `evaluate`: defaults < config file < environment
+    < flags the user gave (passbench.core.settings)."""
+    resolved = resolve_options(ctx, "evaluate", options)
+    return settings_from(resolved, options), resolved.paths
+
+
+def settings_from(resolved: Resolved, options: Mapping[str, Any]) -> EvaluateSettings:
+    """EvaluateSettings from resolved settings (of `evaluate` or `run`) and the options that
+    are not settings (samples, task selection, --no-gt, --no-resume)."""
+    selection = task_selection(options)
+    return EvaluateSettings(
+        benchmark=resolved["benchmark"],
+        version=resolved["version"],
+        split=resolved["split"],
+        subset=resolved["subset"],
+        samples=options.get("samples"),
+        output_dir=resolved["output_dir"],
+        task_ids=selection.task_ids,
+        id_range=selection.id_range,
+        window=selection.window,
+        calibrated=resolved["calibrated"],
+        pass_k=resolved["pass_k"],
+        timeout_per_task_s=resolved["timeout_per_task"],
+        min_time_limit_s=resolved["min_time_limit"],
+        gt_time_limit_factor=resolved["gt_time_limit_factor"],
+        check_ground_truth=not options["no_gt"],
+        workers=resolved["workers"],
+        limits=Limits(
+            memory_mb=resolved["memory_mb"],
+            tmp_mb=resolved["tmp_mb"],
+            allow_network=resolved["allow_network"],
+        ),
+        env_dir=resolved["env_dir"],
+        dataset_path=resolved["dataset_path"],
+        nltk_data=resolved["nltk_data"],
+        allow_unsandboxed=resolved["allow_unsandboxed"],
+        resume=not options["no_resume"],
+        backend=resolved["backend"],
+        endpoint=resolved["endpoint"],
+        image=resolved["image"],
+        ray_address=resolved["ray_address"],
+        token=resolved["token"],
+        verify_fraction=resolved["verify_fraction"],
+    )
+
+
+def _title(evaluator: Evaluator) -> str:
+    settings = evaluator.settings
+    return (
+        f"{settings.benchmark} {evaluator.loaded.version} "
+        f"{settings.split}/{settings.subset} ({len(evaluator.tasks)} tasks)"
+    )
+
+
+def _print_ground_truth(
+    console: Console, outcome: GroundTruthOutcome, evaluator: Evaluator
+) -> None:
+    truth = outcome.ground_truth
+    colour = "green" if truth.pass_rate > 0.99 else "red"
+    console.print(
+        f"[bold]{_title(evaluator)}[/] ground truth, isolation: {outcome.isolation.value}"
+    )
+    console.print(
+        f"Ground-truth pass rate: [{colour}]{truth.pass_rate:.4f}[/] "
+        f"({len(truth.tasks) - len(truth.failed_tasks)}/{len(truth.tasks)})"
+    )
+    if truth.failed_tasks:
+        table = Table("task", "status", "category", "reason", title="Failing canonical solutions")
+        for task_id in truth.failed_tasks:
+            entry = truth.tasks[task_id]
+            table.add_row(task_id, entry["status"], entry["category"] or "", entry["reason"][:120])
+        console.print(table)
+    console.print(f"Wrote {outcome.path}")
+
+
+def _print_outcome(console: Console, outcome: EvaluationOutcome, evaluator: Evaluator) -> None:
+    console.print(f"[bold]{_title(evaluator)}[/], isolation: {outcome.isolation.value}")
+    if outcome.ground_truth is not None:
+        truth = outcome.ground_truth
+        colour = "green" if truth.pass_rate > 0.99 else "red"
+        console.print(f"Ground-truth pass rate: [{colour}]{truth.pass_rate:.3f}[/]")
+        if truth.failed_tasks:
+            console.print(f"Failed ground-truth tasks: {', '.join(truth.failed_tasks)}")
+    if outcome.missing_tasks:
+        console.print(f"[yellow]{len(outcome.missing_tasks)} tasks have no sample[/]")
+    for name, value in outcome.pass_at_k.items():
+        console.print(f"{name}:\t[green]{value:.3f}[/]")
+    for name, value in outcome.extra_scores.items():
+        if isinstance(value, float):
+            console.print(f"{name}:\t[green]{value:.3f}[/]")
+    if outcome.quarantined:
+        console.print(
+            f"[yellow]{len(outcome.quarantined)} tasks quarantined (their references fail the "
+            f"self-check; left out of every score): {', '.join(outcome.quarantined)}[/]"
+        )
+    console.print(
+        f"{outcome.n_samples} samples over {outcome.n_tasks} tasks"
+        + (f" ({outcome.reused} verdicts reused from the journal)" if outcome.reused else "")
+    )
+    console.print(f"Wrote {outcome.eval_results_path}\nWrote {outcome.pass_at_k_path}")

@@ -1,0 +1,307 @@
+"""`passbench generate`: ask a model for samples of every task, sanitize each as it arrives.
+
+Two files are written, appended to sample by sample, named as the official `bigcodebench.generate`
+names them (see passbench.apps.pipeline): `<stem>.jsonl` with the raw answers (`task_id`,
+`raw_solution` and passbench's own fields: sample_index, model, provider, params, usage,
+latency_s, finish_reason) and `<stem>-sanitized_calibrated.jsonl`, ready for `passbench
+evaluate`, with `solution` and the raw answer beside it (`sanitize_error` where no usable program
+was found). An interrupted run resumes per sample: a re-run asks only for what neither file has,
+and answers already paid for come from the response cache.
+
+The options are shared with `passbench run` through `generation_options`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from passbench.apps.cli._progress import RichProgress
+from passbench.apps.cli.options import (
+    benchmark_option,
+    config_option,
+    data_options,
+    data_settings,
+    resolve_options,
+    selection_options,
+    split_option,
+    subset_option,
+    task_selection,
+    version_option,
+)
+from passbench.apps.pipeline import (
+    GenerationOutcome,
+    GenerationSettings,
+    SampleFiles,
+    generate_samples,
+    sample_files,
+    sample_identifier,
+)
+from passbench.core.records import Task
+from passbench.core.settings import ConfigFile, Resolved
+from passbench.stages.benchmarks import Benchmark, LoadedBenchmark, get_benchmark
+from passbench.stages.benchmarks.base import check_split
+from passbench.stages.benchmarks.selection import select_tasks
+from passbench.stages.providers import ModelConfig, ResponseCache, load_model_config
+from passbench.stages.providers.config import parse_provider_options
+from passbench.stages.providers.registry import official_sampling_top_p
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_GENERATION_OPTIONS: tuple[Callable[[Any], Any], ...] = (
+    click.option("--model", "-m", required=True, help="Model id, or a [models.NAME] table's name."),
+    click.option("--provider", "-p", help="openai, anthropic, google, mistral, ollama, vllm, hf."),
+    click.option("--base-url", help="API endpoint (OpenAI-compatible servers, Ollama host...)."),
+    config_option,
+    click.option("--revision", help="Model revision (hf, vllm; default main, in file names too)."),
+    click.option(
+        "--option",
+        "provider_options",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Provider option, as in [models.NAME.options] (repeatable; VALUE is read as a TOML "
+        "value, else as text), e.g. --option max_model_len=4096 --option device=cpu.",
+    ),
+    benchmark_option,
+    version_option,
+    split_option,
+    subset_option,
+    data_options,
+    click.option(
+        "--n-samples", "-n", type=click.IntRange(min=1), help="Samples per task (default 1)."
+    ),
+    click.option("--temperature", type=float, help="Sampling temperature (default 0: greedy)."),
+    click.option("--top-p", type=float),
+    click.option("--max-new-tokens", type=click.IntRange(min=1), help="Default 1280 (official)."),
+    click.option(
+        "--stop", multiple=True, help="Stop sequence (repeatable); replaces the official."
+    ),
+    click.option("--seed", type=int, help="Sample i of a prompt uses seed + i."),
+    click.option("--reasoning-effort", help="low / medium / high (reasoning models)."),
+    click.option("--thinking-budget", type=click.IntRange(min=0), help="Thinking tokens."),
+    click.option("--concurrency", type=click.IntRange(min=1), help="Requests in flight."),
+    click.option("--requests-per-minute", type=click.FloatRange(min=0, min_open=True)),
+    click.option("--tokens-per-minute", type=click.FloatRange(min=0, min_open=True)),
+    click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True)),
+    click.option(
+        "--chat/--direct-completion",
+        "chat",
+        default=None,
+        help="Chat prompts or direct completion (default: chat, unless a local model has no "
+        "template).",
+    ),
+    click.option(
+        "--prefill/--no-prefill",
+        default=None,
+        help="Start the answer with the response prefix (default: only for hf / vllm, as "
+        "official).",
+    ),
+    selection_options,
+    click.option(
+        "--output-dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        help="Folder for sample (and result) files (default: ./results).",
+    ),
+    click.option(
+        "--cache",
+        "cache_path",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="Response cache (default: generations.sqlite in passbench's cache folder).",
+    ),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache."),
+    click.option(
+        "--no-resume",
+        is_flag=True,
+        help="Start the sample files afresh instead of keeping the samples they hold.",
+    ),
+)
+
+
+def generation_options(function: F) -> F:
+    """Every option of `passbench generate` but --output (shared with `passbench run`)."""
+    for option in reversed(_GENERATION_OPTIONS):
+        function = option(function)
+    return function
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The benchmark, the split and the tasks a command works on."""
+
+    benchmark: Benchmark
+    loaded: LoadedBenchmark
+    split: str
+    tasks: list[Task]
+
+
+def model_config(options: Mapping[str, Any], config_file: ConfigFile | None = None) -> ModelConfig:
+    """The model's settings: its [models.NAME] table in the config file (if any) with the flags
+    on top, and the official defaults for what neither sets: 1280 new tokens, greedy, and when
+    sampling the top_p the official tool uses with that provider."""
+    flags = {
+        name: options[name]
+        for name in (
+            "provider",
+            "base_url",
+            "temperature",
+            "top_p",
+            "max_new_tokens",
+            "seed",
+            "reasoning_effort",
+            "thinking_budget",
+            "concurrency",
+            "requests_per_minute",
+            "tokens_per_minute",
+            "timeout_s",
+        )
+    }
+    flags["stop"] = list(options["stop"]) or None
+    provider_options = parse_provider_options(options["provider_options"])
+    if options["revision"]:
+        provider_options["revision"] = options["revision"]
+    if provider_options:
+        flags["options"] = provider_options
+    config = load_model_config(options["model"], config=config_file, flags=flags)
+    if config.params.max_new_tokens is None:
+        config = replace(config, params=replace(config.params, max_new_tokens=1280))
+    if config.params.temperature is None:
+        config = replace(config, params=replace(config.params, temperature=0.0))
+    if config.params.temperature and config.params.top_p is None:
+        top_p = official_sampling_top_p(config)
+        if top_p is not None:
+            config = replace(config, params=replace(config.params, top_p=top_p))
+    return config
+
+
+def select(resolved: Resolved, options: Mapping[str, Any]) -> Selection:
+    """Load the benchmark and pick the tasks --tasks and --id-range name (all by default)."""
+    bench = get_benchmark(resolved["benchmark"])
+    split = check_split(bench, resolved["split"])
+    with RichProgress() as progress:  # shows anything only when a download happens
+        loaded = bench.load(
+            resolved["version"], resolved["subset"], data=data_settings(resolved), progress=progress
+        )
+    selection = task_selection(options)
+    chosen = select_tasks(loaded.tasks, selection.task_ids, selection.id_range, selection.window)
+    return Selection(bench, loaded, split, chosen)
+
+
+def generation_settings(
+    resolved: Resolved, options: Mapping[str, Any], config: ModelConfig, split: str
+) -> GenerationSettings:
+    return GenerationSettings(
+        config=config,
+        split=split,
+        n_samples=resolved["n_samples"],
+        chat=options["chat"],
+        prefill=options["prefill"],
+        official_stops=not options["stop"],
+        resume=not options["no_resume"],
+    )
+
+
+def output_files(
+    resolved: Resolved,
+    options: Mapping[str, Any],
+    config: ModelConfig,
+    selection: Selection,
+    output: Path | None,
+) -> SampleFiles:
+    """The raw and sanitized sample files: beside --output, else officially named in
+    --output-dir."""
+    if output is not None:
+        return SampleFiles.beside(output)
+    identifier = sample_identifier(
+        config,
+        selection.benchmark.name,
+        selection.loaded.subset,
+        selection.split,
+        resolved["n_samples"],
+        prefill=options["prefill"],
+    )
+    return sample_files(resolved["output_dir"], identifier)
+
+
+def open_cache(resolved: Resolved, options: Mapping[str, Any]) -> ResponseCache | None:
+    if options["no_cache"]:
+        return None
+    path = resolved["cache"] or resolved.paths.cache_dir / "generations.sqlite"
+    return ResponseCache(path)
+
+
+def offline_model_hub(resolved: Resolved, environ: MutableMapping[str, str]) -> None:
+    """With PASSBENCH_OFFLINE, local models (hf, vllm) load from the Hugging Face cache only:
+    a missing model is an error naming the cache instead of a download. Set before the
+    provider's SDK is imported, which reads it."""
+    if resolved.paths.offline:
+        environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def print_generation(console: Console, outcome: GenerationOutcome, n_tasks: int) -> None:
+    """What generation did: samples new and kept, mode, tokens and cost, extraction failures."""
+    usage = outcome.usage
+    if outcome.chat is None:
+        console.print(
+            f"Nothing to generate: all {outcome.kept_samples} samples for {n_tasks} tasks "
+            "were kept from an earlier run."
+        )
+    else:
+        mode = "chat" + (" with prefill" if outcome.prefill else "") if outcome.chat else ""
+        kept = f", {outcome.kept_samples} kept from an earlier run" if outcome.kept_samples else ""
+        console.print(
+            f"Generated {outcome.new_samples} samples for {n_tasks} tasks "
+            f"({mode or 'direct completion'}){kept}: {usage.summary()}; "
+            f"{usage.requests} requests, {usage.retries} retries"
+        )
+    if usage.dropped_params:
+        console.print(f"The server refused: {', '.join(sorted(usage.dropped_params))}")
+    if outcome.extraction_failures:
+        count = sum(len(keys) for keys in outcome.extraction_failures.values())
+        console.print(f"[bold yellow]{count} extraction failures[/] (recorded as sanitize_error):")
+        for reason, keys in sorted(outcome.extraction_failures.items(), key=lambda i: -len(i[1])):
+            shown = ", ".join(keys[:8]) + (f", … ({len(keys) - 8} more)" if len(keys) > 8 else "")
+            console.print(f"  {len(keys)} × {reason}: {shown}")
+    console.print(f"Wrote {outcome.files.raw}\nWrote {outcome.files.sanitized}")
+
+
+@click.command()
+@generation_options
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Raw samples file to write (default: named as the official tool names it, in "
+    "--output-dir); the sanitized one goes beside it.",
+)
+@click.pass_context
+def generate(ctx: click.Context, /, **options: Any) -> None:
+    """Generate samples with a model for every task of a benchmark, and sanitize them."""
+    console = Console(stderr=True)
+    resolved = resolve_options(ctx, "generate", options)
+    config = model_config(options, resolved.config)
+    selection = select(resolved, options)
+    files = output_files(resolved, options, config, selection, options["output"])
+    offline_model_hub(resolved, os.environ)
+    cache = open_cache(resolved, options)
+    try:
+        with RichProgress() as progress:
+            outcome = asyncio.run(
+                generate_samples(
+                    generation_settings(resolved, options, config, selection.split),
+                    selection.tasks,
+                    files,
+                    cache=cache,
+                    progress=progress,
+                )
+            )
+    finally:
+        if cache is not None:
+            cache.close()
+    print_generation(console, outcome, len(selection.tasks))

@@ -1,0 +1,117 @@
+"""`passbench run`: generate, sanitize, evaluate and summarize in one command.
+
+It takes every option of `passbench generate` and of `passbench evaluate` (the click parameters
+are shared, not copied), writes the same sample files as `generate` and the same result files as
+`evaluate` (`<stem>_eval_results.json`, `<stem>_pass_at_k.json` with `gt_pass_rate`) into
+--output-dir, and resumes both stages after an interruption. The work is composed in
+passbench.apps.pipeline; this module only reads options and renders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import replace
+from typing import Any
+
+import click
+from rich.console import Console
+
+from passbench.apps.cli._progress import RichProgress
+from passbench.apps.cli.evaluate import evaluate as evaluate_command
+from passbench.apps.cli.evaluate import refuse_without_isolation, settings_from
+from passbench.apps.cli.generate import generate as generate_command
+from passbench.apps.cli.generate import (
+    generation_settings,
+    model_config,
+    offline_model_hub,
+    open_cache,
+    output_files,
+    print_generation,
+    select,
+)
+from passbench.apps.cli.options import resolve_options
+from passbench.apps.pipeline import RunOutcome, run_pipeline
+from passbench.stages.benchmarks import check_executable
+
+# evaluate's options that `run` does not take: it evaluates what it generated, into the
+# --output-dir of generate; --tasks / --id-range / --config / --no-resume / the data and
+# benchmark options are generate's (same names, one value for both stages). Its settings are
+# those of the [run] table (passbench.core.settings: generate's and evaluate's keys).
+_NOT_FROM_EVALUATE = {"samples", "ground_truth", "output_dir"}
+_NOT_FROM_GENERATE = {"output"}  # `run` names its files officially, in --output-dir
+
+
+def _shared_params() -> list[click.Parameter]:
+    params = [p for p in generate_command.params if p.name not in _NOT_FROM_GENERATE]
+    taken = {p.name for p in params}
+    params += [
+        p
+        for p in evaluate_command.params
+        if p.name not in taken and p.name not in _NOT_FROM_EVALUATE
+    ]
+    return params
+
+
+@click.command(params=_shared_params())
+@click.pass_context
+def run(ctx: click.Context, /, **options: Any) -> None:
+    """Generate samples, sanitize them, evaluate them and report pass@k, in one command."""
+    console = Console(stderr=True)
+    resolved = resolve_options(ctx, "run", options)
+    config = model_config(options, resolved.config)
+    selection = select(resolved, options)
+    check_executable(selection.benchmark)  # before any request: nothing could be evaluated
+    settings = replace(
+        settings_from(resolved, options),
+        benchmark=selection.benchmark.name,
+        version=selection.loaded.version,
+        split=selection.split,
+        subset=selection.loaded.subset,
+        task_ids=tuple(task.task_id for task in selection.tasks),
+        id_range=None,  # applied by select(): task_ids are the chosen tasks
+    )
+    # before generating: the samples could not be evaluated
+    refuse_without_isolation(settings, resolved.paths)
+    files = output_files(resolved, options, config, selection, None)
+    offline_model_hub(resolved, os.environ)
+    cache = open_cache(resolved, options)
+    try:
+        with RichProgress() as progress:
+            outcome = asyncio.run(
+                run_pipeline(
+                    generation_settings(resolved, options, config, selection.split),
+                    settings,
+                    resolved.paths,
+                    files,
+                    output_dir=resolved["output_dir"],
+                    cache=cache,
+                    progress=progress,
+                )
+            )
+    finally:
+        if cache is not None:
+            cache.close()
+    print_generation(console, outcome.generation, len(selection.tasks))
+    _print_summary(Console(), outcome)
+
+
+def _print_summary(console: Console, outcome: RunOutcome) -> None:
+    summary = outcome.summary
+    evaluation = outcome.evaluation
+    console.print(
+        f"[bold]{summary.n_samples} samples over {summary.n_tasks} tasks[/], "
+        f"isolation: {evaluation.isolation.value}"
+    )
+    if summary.gt_pass_rate is not None:
+        colour = "green" if summary.gt_pass_rate > 0.99 else "red"
+        console.print(f"Ground-truth pass rate: [{colour}]{summary.gt_pass_rate:.3f}[/]")
+    console.print(
+        f"passed {summary.passed}, failed tests {summary.test_failures}, "
+        f"extraction failures {summary.extraction_failures}"
+    )
+    if evaluation.missing_tasks:
+        console.print(f"[yellow]{len(evaluation.missing_tasks)} tasks have no sample[/]")
+    for name, value in summary.pass_at_k.items():
+        console.print(f"{name}:\t[green]{value:.3f}[/]")
+    console.print(f"Wrote {evaluation.eval_results_path}\nWrote {evaluation.pass_at_k_path}")

@@ -1,0 +1,481 @@
+"""Wires the stages together: generate -> sanitize -> evaluate -> summary.
+
+This is the only module that composes stages; the work itself is done by `prompts`,
+`providers`, `sanitize` and `evaluate`. What lives here is the bookkeeping between them:
+
+- the sample files, named as the official `bigcodebench.generate` names them:
+  `<model>--<revision>--bigcodebench[-hard]-<split>--<backend>-<temperature>-<n>.jsonl` (raw
+  answers) and the same stem with `-sanitized_calibrated.jsonl` (what is evaluated, with the raw
+  answer kept beside it in `raw_solution`);
+- appending each sample to both files as it arrives, so an interrupted run loses at most the
+  samples in flight, and resuming per sample: a re-run asks only for the (task, sample index)
+  pairs neither file has;
+- the summary, which tells extraction failures (the sanitizer found no usable program) apart
+  from test failures.
+
+    files = sample_files(output_dir, sample_identifier(config, "bigcodebench", "hard", ...))
+    outcome = await run_pipeline(generation, evaluate_settings, paths, files, cache=cache)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any
+
+from passbench.core.errors import InputError, SampleFileError
+from passbench.core.progress import NullProgress, Progress
+from passbench.core.records import Completion, Prompt, Task
+from passbench.core.samplefile import sample_file_stem
+from passbench.core.settings import Paths
+from passbench.stages.benchmarks import get_benchmark
+from passbench.stages.evaluate import EvaluateSettings, EvaluationOutcome, Evaluator
+from passbench.stages.prompts import build_prompt, stop_sequences
+from passbench.stages.providers import (
+    Capabilities,
+    ModelConfig,
+    ModelRunner,
+    ResponseCache,
+    UsageTotals,
+    create_provider,
+)
+from passbench.stages.providers.config import OFFICIAL_REASONING_EFFORT, reasoning_named_model
+from passbench.stages.providers.registry import official_name_suffix
+from passbench.stages.results import load_results
+from passbench.stages.sanitize import SanitizeResult, sanitize
+
+#: What the official generate appends to the sample file's name.
+SANITIZED_SUFFIX = "-sanitized_calibrated"
+#: The official generate's default `--revision`.
+DEFAULT_REVISION = "main"
+
+
+# ---- file names ---------------------------------------------------------------------------
+
+
+def _temperature_text(temperature: float | None, n_samples: int) -> str:
+    """As the official name prints it: greedy decoding (temperature 0, one sample) becomes the
+    integer 0; any other temperature stays the float it was given (0.8, 0.0)."""
+    if not temperature and n_samples == 1:
+        return "0"
+    return str(float(temperature or 0.0))
+
+
+def sample_identifier(
+    config: ModelConfig,
+    benchmark: str,
+    subset: str,
+    split: str,
+    n_samples: int,
+    *,
+    prefill: bool | None = None,
+) -> str:
+    """The official sample file stem, without `-sanitized_calibrated` (bigcodebench/generate.py,
+    run_codegen): the model id with "/" as "--", the revision, the benchmark with the subset
+    unless it is full, the split, the backend, the temperature and the number of samples."""
+    model = config.model
+    if reasoning_named_model(model):  # on every backend, as officially
+        model += f"--{config.params.reasoning_effort or OFFICIAL_REASONING_EFFORT}"
+    model += official_name_suffix(config)
+    name = model.replace("/", "--")
+    if prefill is False:
+        name += "--skip_prefill"
+    revision = str(config.options.get("revision") or DEFAULT_REVISION)
+    extra = f"-{subset}" if subset != "full" else ""
+    temperature = _temperature_text(config.params.temperature, n_samples)
+    return (
+        f"{name}--{revision}--{benchmark}{extra}-{split}--{config.provider}-"
+        f"{temperature}-{n_samples}"
+    )
+
+
+@dataclass(frozen=True)
+class SampleFiles:
+    """The two files one generation writes: raw answers, and sanitized samples beside them."""
+
+    raw: Path
+    sanitized: Path
+
+    @classmethod
+    def beside(cls, raw: Path) -> SampleFiles:
+        """`raw` and `<its stem>-sanitized_calibrated.jsonl` in the same folder."""
+        return cls(
+            raw=raw, sanitized=raw.with_name(f"{sample_file_stem(raw)}{SANITIZED_SUFFIX}.jsonl")
+        )
+
+
+def sample_files(output_dir: Path, identifier: str) -> SampleFiles:
+    return SampleFiles.beside(output_dir / f"{identifier}.jsonl")
+
+
+# ---- generation settings and planning -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """How to ask the model (the ModelConfig says who the model is)."""
+
+    config: ModelConfig
+    split: str = "complete"
+    n_samples: int = 1
+    chat: bool | None = None  # None: the provider decides
+    prefill: bool | None = None  # None: only where the chat template is rendered locally
+    official_stops: bool = True  # add the official local backends' stop sequences
+    resume: bool = True  # False: start both files afresh
+
+
+def plan_prompts(
+    tasks: Sequence[Task],
+    split: str,
+    capabilities: Capabilities,
+    *,
+    chat: bool | None,
+    prefill: bool | None,
+) -> tuple[list[Prompt], bool, bool]:
+    """The prompts, and the (chat, prefill) decided for this provider.
+
+    chat None: the provider decides (a local model without a chat template completes directly).
+    prefill None: as the official tool, only where the chat template is rendered locally.
+    """
+    use_chat = capabilities.chat if chat is None else chat
+    if use_chat and not capabilities.chat:
+        raise InputError("this model has no chat template; it can only complete text", field="chat")
+    if not use_chat and not capabilities.completion:
+        raise InputError("this provider has no direct-completion mode; use --chat", field="chat")
+    use_prefill = capabilities.chat_template if prefill is None else prefill
+    prompts = [
+        build_prompt(
+            task,
+            split,
+            chat=use_chat,
+            prefill=use_prefill,
+            chat_template=capabilities.chat_template,
+        )
+        for task in tasks
+    ]
+    return prompts, use_chat, use_prefill
+
+
+def sample_row(completion: Completion, prompt: Prompt, *, chat: bool) -> dict[str, Any]:
+    """One raw-file line: the official fields first, passbench's beside them. For direct
+    completion `raw_solution` is the prompt followed by the continuation, as officially."""
+    raw = completion.text if chat else prompt.text + completion.text
+    return {
+        "task_id": completion.task_id,
+        "raw_solution": raw,
+        "sample_index": completion.sample_index,
+        "model": completion.model,
+        "provider": completion.provider,
+        "finish_reason": completion.finish_reason,
+        "usage": asdict(completion.usage),
+        "latency_s": round(completion.latency_s, 3),
+        "params": dict(completion.params),
+    }
+
+
+def _task_code(task: Task, split: str) -> str:
+    """The code the model was shown, handed to the sanitizer (as `passbench sanitize` does)."""
+    return task.prompts["complete"] if split == "complete" else task.code_prompt
+
+
+def sanitize_task_answer(answer: str, task: Task, split: str) -> SanitizeResult:
+    """The program a raw answer to `task` stands for: the benchmark's own rule where it has one
+    (`sanitize_answer`: MultiPL-E's fenced block in its language, LiveCodeBench's last fenced
+    block), else Python's sanitizer."""
+    own_rule = getattr(get_benchmark(task.benchmark), "sanitize_answer", None)
+    if own_rule is not None:
+        result: SanitizeResult = own_rule(answer, task, split)
+        return result
+    return sanitize(answer, task.entry_point, prompt=_task_code(task, split))
+
+
+def task_fields(task: Task) -> dict[str, Any]:
+    """What the benchmark records about `task` in each of its sample rows (`sample_fields`:
+    CyberSecEval's language and CWE, which `passbench security` reads); empty for most."""
+    fields = getattr(get_benchmark(task.benchmark), "sample_fields", None)
+    return dict(fields(task)) if fields is not None else {}
+
+
+def sanitized_row(raw_row: Mapping[str, Any], task: Task, split: str) -> dict[str, Any]:
+    """The sanitized-file line for one raw line: `solution` first, the raw answer kept, and
+    `sanitize_error` when no usable definition of the entry point was found."""
+    answer = str(raw_row["raw_solution"])
+    result = sanitize_task_answer(answer, task, split)
+    row: dict[str, Any] = {"task_id": raw_row["task_id"], "solution": result.code}
+    row.update({key: value for key, value in raw_row.items() if key != "task_id"})
+    row.update(task_fields(task))
+    if not result.ok:
+        row["sanitize_error"] = result.reason
+    return row
+
+
+# ---- the append-only sample files ---------------------------------------------------------
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of a file this module appends to. A last line cut short by an interruption is
+    dropped (and cut from the file, so appending goes on cleanly); damage elsewhere is an error."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    rows: list[dict[str, Any]] = []
+    good_bytes = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            good_bytes += len(line) + 1
+            continue
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            if number == len(lines):  # no newline after it: the write was interrupted
+                with open(path, "r+b") as handle:
+                    handle.truncate(min(good_bytes, len(data)))
+                break
+            raise SampleFileError("malformed JSON", path=path, line=number) from None
+        if (
+            not isinstance(row, dict)
+            or not isinstance(row.get("task_id"), str)
+            or not isinstance(row.get("sample_index"), int)
+        ):
+            raise SampleFileError(
+                "expected an object with task_id and sample_index (written by passbench "
+                "generate); pass --no-resume to start the file afresh",
+                path=path,
+                line=number,
+            )
+        rows.append(row)
+        good_bytes += len(line) + 1
+    else:
+        if data and not data.endswith(b"\n"):  # whole last row, its newline not yet written
+            with open(path, "ab") as handle:
+                handle.write(b"\n")
+    return rows
+
+
+def _key(row: Mapping[str, Any]) -> tuple[str, int]:
+    return str(row["task_id"]), int(row["sample_index"])
+
+
+class _Appender:
+    """Appends JSON lines, flushed one by one, so each finished sample survives a crash."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[str] | None = None  # opened on the first row: no empty files
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        if self._handle is not None:
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            self._handle = None
+
+
+# ---- generation ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenerationOutcome:
+    files: SampleFiles
+    usage: UsageTotals
+    chat: bool | None  # None when nothing had to be generated (the model was not asked)
+    prefill: bool | None
+    new_samples: int  # written by this run
+    kept_samples: int  # already in the files from an earlier run
+    extraction_failures: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # reason -> "task_id#index" of every sample in the sanitized file whose extraction failed
+
+
+async def generate_samples(
+    generation: GenerationSettings,
+    tasks: Sequence[Task],
+    files: SampleFiles,
+    *,
+    cache: ResponseCache | None = None,
+    progress: Progress | None = None,
+) -> GenerationOutcome:
+    """Generate the samples `files` still lack, sanitize each, append both rows as it arrives."""
+    progress = progress or NullProgress()
+    if not tasks:
+        raise InputError("no tasks selected", field="tasks")
+    if not generation.resume:
+        for path in (files.raw, files.sanitized):
+            path.unlink(missing_ok=True)
+    by_id = {task.task_id: task for task in tasks}
+    raw_rows = [row for row in _read_rows(files.raw) if row["task_id"] in by_id]
+    done = {_key(row) for row in raw_rows}
+    sanitized_done = {_key(row) for row in _read_rows(files.sanitized)}
+    wanted = {(task.task_id, index) for task in tasks for index in range(generation.n_samples)}
+    kept = len(done & wanted)
+
+    sanitized_out = _Appender(files.sanitized)
+    raw_out = _Appender(files.raw)
+    usage = UsageTotals()
+    use_chat: bool | None = None
+    use_prefill: bool | None = None
+    try:
+        # A crash between the two appends leaves a raw row without its sanitized twin.
+        for row in raw_rows:
+            if _key(row) not in sanitized_done:
+                sanitized_out.write(sanitized_row(row, by_id[row["task_id"]], generation.split))
+        todo = [
+            task
+            for task in tasks
+            if any((task.task_id, i) not in done for i in range(generation.n_samples))
+        ]
+        if todo:
+            usage, use_chat, use_prefill, new = await _generate(
+                generation, todo, done, raw_out, sanitized_out, cache, progress
+            )
+        else:
+            new = 0
+    finally:
+        raw_out.close()
+        sanitized_out.close()
+    failures: dict[str, list[str]] = {}
+    for row in _read_rows(files.sanitized):
+        if row["task_id"] in by_id and row.get("sanitize_error"):
+            failures.setdefault(str(row["sanitize_error"]), []).append(
+                f"{row['task_id']}#{row['sample_index']}"
+            )
+    return GenerationOutcome(
+        files=files,
+        usage=usage,
+        chat=use_chat,
+        prefill=use_prefill,
+        new_samples=new,
+        kept_samples=kept,
+        extraction_failures={reason: tuple(keys) for reason, keys in failures.items()},
+    )
+
+
+async def _generate(
+    generation: GenerationSettings,
+    tasks: Sequence[Task],
+    done: set[tuple[str, int]],
+    raw_out: _Appender,
+    sanitized_out: _Appender,
+    cache: ResponseCache | None,
+    progress: Progress,
+) -> tuple[UsageTotals, bool, bool, int]:
+    config = generation.config
+    provider = create_provider(config)
+    written = 0
+    try:
+        capabilities = config.apply_capabilities(provider.capabilities)
+        prompts, use_chat, use_prefill = plan_prompts(
+            tasks, generation.split, capabilities, chat=generation.chat, prefill=generation.prefill
+        )
+        local_protocol = capabilities.chat_template or not use_chat
+        if generation.official_stops and not config.params.stop and local_protocol:
+            # the official local backends stop here; its API backends send no stop sequences
+            stops = stop_sequences(use_chat, benchmark=tasks[0].benchmark, prefill=use_prefill)
+            config = replace(config, params=replace(config.params, stop=stops))
+        runner = ModelRunner(provider, config, cache=cache, progress=progress)
+        by_id = {prompt.task_id: prompt for prompt in prompts}
+        tasks_by_id = {task.task_id: task for task in tasks}
+        # Samples an earlier run wrote are answered from the response cache (or, without
+        # one, generated again and not written twice).
+        async for completion in runner.iter_completions(prompts, generation.n_samples):
+            key = (completion.task_id, completion.sample_index)
+            if key in done:
+                continue
+            raw = sample_row(completion, by_id[completion.task_id], chat=use_chat)
+            raw.update(task_fields(tasks_by_id[completion.task_id]))
+            raw_out.write(raw)
+            sanitized_out.write(
+                sanitized_row(raw, tasks_by_id[completion.task_id], generation.split)
+            )
+            done.add(key)
+            written += 1
+    finally:
+        await provider.aclose()
+    return runner.usage, use_chat, use_prefill, written
+
+
+# ---- the whole run ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one run comes to, with extraction failures apart from test failures."""
+
+    n_tasks: int
+    n_samples: int
+    passed: int
+    test_failures: int  # ran and failed (or timed out) though the program was extracted
+    extraction_failures: int  # failed, and the sanitizer had found no usable program
+    pass_at_k: Mapping[str, float]
+    gt_pass_rate: float | None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    generation: GenerationOutcome
+    evaluation: EvaluationOutcome
+    summary: RunSummary
+
+
+def summarize(
+    sanitized: Path, evaluation: EvaluationOutcome, task_ids: Iterable[str]
+) -> RunSummary:
+    """Join the evaluation's verdicts with the sanitizer's notes, sample by sample, on
+    (task_id, sample_index): the index generate gave each sample, which the evaluator keeps."""
+    wanted = set(task_ids)
+    unextracted = {
+        _key(row)
+        for row in _read_rows(sanitized)
+        if row["task_id"] in wanted and row.get("sanitize_error")
+    }
+    verdicts = load_results(evaluation.eval_results_path)
+    passed = test_failures = extraction_failures = 0
+    for task_id, samples in verdicts.tasks.items():
+        for sample in samples:
+            if sample.passed:
+                passed += 1
+            elif (task_id, sample.sample_index) in unextracted:
+                extraction_failures += 1
+            else:
+                test_failures += 1
+    truth = evaluation.ground_truth
+    return RunSummary(
+        n_tasks=evaluation.n_tasks,
+        n_samples=evaluation.n_samples,
+        passed=passed,
+        test_failures=test_failures,
+        extraction_failures=extraction_failures,
+        pass_at_k=dict(evaluation.pass_at_k),
+        gt_pass_rate=truth.pass_rate if truth is not None else None,
+    )
+
+
+async def run_pipeline(
+    generation: GenerationSettings,
+    evaluation: EvaluateSettings,
+    paths: Paths,
+    files: SampleFiles,
+    *,
+    output_dir: Path,
+    cache: ResponseCache | None = None,
+    progress: Progress | None = None,
+) -> RunOutcome:
+    """Generate (resuming), sanitize, evaluate (resuming from its journal) and summarize the
+    tasks `evaluation.task_ids` selects. The evaluator is set up first, so a missing
+    evaluation environment stops the run before any request is paid for."""
+    evaluator = Evaluator(replace(evaluation, samples=files.sanitized), paths, progress)
+    generated = await generate_samples(
+        generation, evaluator.tasks, files, cache=cache, progress=progress
+    )
+    evaluated = evaluator.evaluate_samples(files.sanitized, output_dir)
+    summary = summarize(files.sanitized, evaluated, (task.task_id for task in evaluator.tasks))
+    return RunOutcome(generation=generated, evaluation=evaluated, summary=summary)

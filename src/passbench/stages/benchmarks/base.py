@@ -1,0 +1,421 @@
+"""The Benchmark protocol: load tasks, turn a candidate into the program the sandbox runs.
+
+A benchmark is one module. Its class says, as data, what it offers (splits, subsets, versions,
+limits, how its task ids look); it loads its tasks, builds the program that tests a solution
+and, where one exists, the canonical solution. Everything else passbench needs from a benchmark
+is also answered by the benchmark object (its `PromptStyle`, its task-id parsing, the official
+file naming), so `pipeline`, `prompts`, `results` and `evaluate` never special-case one by
+name. `BenchmarkBase` gives the defaults and the load boilerplate; docs/writing-a-benchmark.md
+says what a new module must provide.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from passbench.core.errors import InputError, UnknownNameError
+from passbench.core.progress import Progress
+from passbench.core.records import Program, Task
+from passbench.stages.benchmarks.data import DataFile, DataSettings, ResolvedFile, resolve
+from passbench.stages.benchmarks.prompting import PromptStyle
+
+
+def require_name(
+    kind: str, value: str, valid: Sequence[str], *, where: str = "", field: str | None = None
+) -> str:
+    """Return `value` when it is one of `valid`; otherwise raise UnknownNameError listing them."""
+    if value not in valid:
+        raise UnknownNameError(
+            f"unknown {kind} '{value}'{where}; choose one of: {', '.join(valid)}", field=field
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class LoadedBenchmark:
+    """The tasks of one benchmark version and subset, with the data files they came from."""
+
+    benchmark: str
+    version: str
+    subset: str
+    tasks: tuple[Task, ...]  # the subset's tasks, in dataset order
+    files: tuple[ResolvedFile, ...]  # files[0] is the task file; then e.g. the hard-subset ids
+    all_tasks: tuple[Task, ...] = ()  # every task of the version (a subset's superset)
+
+    def __post_init__(self) -> None:
+        if not self.all_tasks:
+            object.__setattr__(self, "all_tasks", self.tasks)
+
+    @property
+    def source(self) -> ResolvedFile:
+        """The task file: its path, sha256 and where it was found (str() describes it)."""
+        return self.files[0]
+
+    @property
+    def sha256(self) -> str:
+        """sha256 of the task file's bytes, recorded in results as `dataset_sha256`."""
+        return self.files[0].sha256
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self.tasks)
+
+    def get(self, task_id: str) -> Task:
+        """The task with this id; UnknownNameError naming the data file when there is none."""
+        for task in self.tasks:
+            if task.task_id == task_id:
+                return task
+        raise UnknownNameError(
+            f"no task '{task_id}' in {self.benchmark} {self.version} ({self.subset} subset, "
+            f"{len(self.tasks)} tasks)",
+            path=self.source.path,
+        )
+
+
+@dataclass(frozen=True)
+class TaskId:
+    """A task id taken apart: `prefix`, `number`, `suffix` (`str()` gives the id back).
+
+    "BigCodeBench/12" -> ("BigCodeBench/", 12, ""); MultiPL-E's "HumanEval_0_has_close_elements"
+    -> ("HumanEval_", 0, "_has_close_elements")."""
+
+    prefix: str
+    number: int
+    suffix: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.prefix}{self.number}{self.suffix}"
+
+
+class Benchmark(Protocol):
+    """One benchmark: its data, and how a candidate solution becomes a tested program.
+
+    The attributes are data: they say what the benchmark offers without loading anything.
+    """
+
+    # Read-only properties here, so that plain class attributes implement them.
+    @property
+    def name(self) -> str: ...  # registry name
+
+    @property
+    def title(self) -> str: ...  # for people: "BigCodeBench", "HumanEval+"
+
+    @property
+    def id_prefix(self) -> str: ...  # task ids look like f"{id_prefix}{n}"; a bare n means that
+
+    @property
+    def splits(self) -> tuple[str, ...]: ...
+
+    @property
+    def subsets(self) -> tuple[str, ...]: ...
+
+    @property
+    def versions(self) -> tuple[str, ...]: ...
+
+    @property
+    def default_version(self) -> str: ...
+
+    @property
+    def env_name(self) -> str | None: ...  # evaluation environment; None: any Python 3
+
+    @property
+    def default_timeout_s(self) -> float: ...  # the official per-task limit
+
+    @property
+    def has_reference(self) -> bool: ...  # canonical solutions exist (a ground truth to run)
+
+    @property
+    def guess_from_ids(self) -> bool: ...  # task ids alone may name it (results.guess_benchmark)
+
+    @property
+    def executable(self) -> bool: ...  # its tasks carry tests the sandbox runs
+
+    @property
+    def scored_by(self) -> str: ...  # the command that scores its samples
+
+    @property
+    def prompt_style(
+        self,
+    ) -> PromptStyle: ...  # how its prompts are worded (passbench.stages.prompts)
+
+    def load(
+        self,
+        version: str | None = None,
+        subset: str = "full",
+        *,
+        data: DataSettings | None = None,
+        progress: Progress | None = None,
+    ) -> LoadedBenchmark:
+        """Tasks of `version` (None: the default version) and `subset`.
+
+        `data` None uses only the user cache and the public download (no environment is read).
+        Raises UnknownNameError for an unknown version or subset and DatasetError when the data
+        cannot be found, downloaded or parsed (the message names the file and line).
+        """
+        ...
+
+    def program(
+        self,
+        task: Task,
+        code: str,
+        *,
+        key: str,
+        timeout_s: float,
+        expected_duration_s: float | None = None,
+    ) -> Program:
+        """The whole program the sandbox runs to test `code` (a complete solution) on `task`."""
+        ...
+
+    def canonical_code(self, task: Task) -> str:
+        """The ground-truth solution, joined exactly as the official evaluator joins it;
+        InputError when the benchmark has no reference solutions."""
+        ...
+
+    def calibrated_code(self, task: Task, solution: str) -> str:
+        """`solution` as the official evaluator runs it with calibration on (or unchanged)."""
+        ...
+
+    def solution_from_completion(self, task: Task, completion: str) -> str:
+        """The solution a raw completion (text appended to the Complete prompt) stands for."""
+        ...
+
+    def parse_task_id(self, task_id: str) -> TaskId | None:
+        """`task_id` taken apart, or None when it is not an id of this benchmark."""
+        ...
+
+    def file_label(self, subset: str, split: str) -> str:
+        """The benchmark's part of an official sample file name ("bigcodebench-hard-complete");
+        it starts with `f"{name}-"` (results.model_name reads the model before it)."""
+        ...
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+class BenchmarkBase:
+    """The defaults and the load/program boilerplate every benchmark module can share.
+
+    A subclass sets the metadata and `prompt_style`, and implements `data_file` and
+    `parse_tasks` (loading), `program_fields` (the program) and, when it has references,
+    `canonical_code`. `load` and `program` are written once here.
+    """
+
+    name: str
+    title: str
+    id_prefix: str
+    splits: tuple[str, ...] = ("complete",)
+    subsets: tuple[str, ...] = ("full",)
+    versions: tuple[str, ...]
+    default_version: str
+    env_name: str | None = None
+    default_timeout_s: float
+    has_reference: bool = True
+    guess_from_ids: bool = True
+    # False: a prompt set without tests (CyberSecEval's), scored by another command than
+    # evaluate; its `program` raises `no_tests_error`
+    executable: bool = True
+    scored_by: str = "passbench evaluate"
+    # the task metadata field whose (lower-cased) value names a task's subset, other than
+    # `full` (MultiPL-E's source, CyberSecEval's language, SALLM's technique)
+    subset_field: str | None = None
+    prompt_style: PromptStyle
+
+    # ---- loading -----------------------------------------------------------------------
+
+    def data_file(self, version: str) -> DataFile:
+        """Where the task file of `version` is found (data folders, cache, download)."""
+        raise NotImplementedError
+
+    def parse_tasks(self, path: Path) -> tuple[Task, ...]:
+        """Every task of the task file at `path` (DatasetError names file, line and field)."""
+        raise NotImplementedError
+
+    def select_subset(
+        self,
+        tasks: tuple[Task, ...],
+        subset: str,
+        version: str,
+        source: ResolvedFile,
+        data: DataSettings,
+        progress: Progress | None,
+    ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
+        """The subset's tasks, and any further data files read to choose them: by default every
+        task for `full`, else the tasks whose `metadata[subset_field]` (lower-cased) is the
+        subset's name."""
+        if subset == "full" or self.subset_field is None:
+            return tasks, ()
+        field = self.subset_field
+        return tuple(t for t in tasks if str(t.metadata[field]).lower() == subset), ()
+
+    def load(
+        self,
+        version: str | None = None,
+        subset: str = "full",
+        *,
+        data: DataSettings | None = None,
+        progress: Progress | None = None,
+    ) -> LoadedBenchmark:
+        version = check_version(self, version)
+        subset = check_subset(self, subset)
+        data = data or DataSettings()
+        source = resolve(
+            self.data_file(version), data, explicit=data.dataset_path, progress=progress
+        )
+        every = self.parse_tasks(source.path)
+        tasks, more = self.select_subset(every, subset, version, source, data, progress)
+        return LoadedBenchmark(self.name, version, subset, tasks, (source, *more), all_tasks=every)
+
+    # ---- programs ----------------------------------------------------------------------
+
+    def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
+        """The `Program` fields this benchmark sets (source, style, timeout_s, ...)."""
+        raise NotImplementedError
+
+    def program(
+        self,
+        task: Task,
+        code: str,
+        *,
+        key: str,
+        timeout_s: float,
+        expected_duration_s: float | None = None,
+    ) -> Program:
+        return Program(
+            key=key,
+            task_id=task.task_id,
+            expected_duration_s=expected_duration_s,
+            **self.program_fields(task, code, timeout_s),
+        )
+
+    def canonical_code(self, task: Task) -> str:
+        raise InputError(
+            f"{self.name} has no reference solutions ({task.task_id}): there is no ground truth "
+            "to run"
+        )
+
+    def calibrated_code(self, task: Task, solution: str) -> str:
+        return solution  # calibration is a BigCodeBench notion
+
+    def solution_from_completion(self, task: Task, completion: str) -> str:
+        return task.prompts["complete"] + completion
+
+    # ---- task ids and file names -------------------------------------------------------
+
+    def parse_task_id(self, task_id: str) -> TaskId | None:
+        """`id_prefix` followed by a number and nothing else."""
+        if not task_id.startswith(self.id_prefix):
+            return None
+        rest = task_id[len(self.id_prefix) :]
+        if not _DIGITS.fullmatch(rest) or str(int(rest)) != rest:
+            return None
+        return TaskId(self.id_prefix, int(rest))
+
+    def file_label(self, subset: str, split: str) -> str:
+        """`bigcodebench.generate`'s naming: the name, `-<subset>` unless full, `-<split>`."""
+        extra = f"-{subset}" if subset != "full" else ""
+        return f"{self.name}{extra}-{split}"
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One set of inputs of a differential task, run in its own process (EvalPlus runs the base
+    inputs and the plus inputs separately, each with its own verdict)."""
+
+    name: str  # "base", "plus"
+    inputs: tuple[Any, ...]  # argument lists, as the reference solution receives them
+    inputs_json: str  # the same, as tagged JSON (sandbox/_values.py) for the sandbox
+    atol: float
+    # (argument list, candidate output, tolerance) -> passes; replaces the comparison
+    oracle: Callable[[Sequence[Any], Any, float], bool] | None = None
+    # modules already imported in the process the reference evaluator runs candidates in,
+    # which a candidate may therefore import even after the reliability guard
+    preload: tuple[str, ...] = ()
+    # (argument list, candidate output, expected output, out == exp) -> the exact match to use:
+    # MBPP+'s special oracles, which, unlike `oracle`, still go on to the tolerance rules
+    match: Callable[[Sequence[Any], Any, Any, bool], bool] | None = None
+    # the inputs as the reference evaluator writes them in its `*_fail_tests` fields (MBPP+
+    # serialises a few tasks' sets and complex numbers as text); empty: `inputs`
+    reported_inputs: tuple[Any, ...] = ()
+
+
+@runtime_checkable
+class DifferentialBenchmark(Protocol):
+    """A benchmark judged by comparing outputs with a reference's (HumanEval+, MBPP+).
+
+    Its programs are "io" programs: the candidate alone, fed one input at a time; expected
+    outputs are computed from `canonical_code` once (ground-truth time) and never enter the
+    candidate's process. The evaluator recognises these benchmarks by this method."""
+
+    def phases(self, task: Task) -> tuple[Phase, ...]:
+        """The task's input sets, in the order they are run and reported."""
+        ...
+
+
+class _Offers(Protocol):
+    """The part of a Benchmark the name checks below read."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def splits(self) -> tuple[str, ...]: ...
+
+    @property
+    def subsets(self) -> tuple[str, ...]: ...
+
+    @property
+    def versions(self) -> tuple[str, ...]: ...
+
+    @property
+    def default_version(self) -> str: ...
+
+
+class _Scored(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def executable(self) -> bool: ...
+
+    @property
+    def scored_by(self) -> str: ...
+
+
+def no_tests_error(benchmark: _Scored) -> InputError:
+    """The one-line refusal for running a benchmark that has no tests: it names the command
+    that scores its samples instead."""
+    return InputError(
+        f"{benchmark.name} has no tests to execute: score its samples with "
+        f"`{benchmark.scored_by} SAMPLES`",
+        field="benchmark",
+    )
+
+
+def check_executable(benchmark: _Scored) -> None:
+    """Raise `no_tests_error` when `benchmark` has no tests for the sandbox to run."""
+    if not benchmark.executable:
+        raise no_tests_error(benchmark)
+
+
+def check_split(benchmark: _Offers, split: str) -> str:
+    where = f" for {benchmark.name}"
+    return require_name("split", split, benchmark.splits, where=where, field="split")
+
+
+def check_subset(benchmark: _Offers, subset: str) -> str:
+    where = f" for {benchmark.name}"
+    return require_name("subset", subset, benchmark.subsets, where=where, field="subset")
+
+
+def check_version(benchmark: _Offers, version: str | None) -> str:
+    """`version`, or the default version when None; UnknownNameError when unknown."""
+    if version is None:
+        return benchmark.default_version
+    where = f" of {benchmark.name}"
+    return require_name("version", version, benchmark.versions, where=where, field="version")

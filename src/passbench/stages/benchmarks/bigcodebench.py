@@ -1,0 +1,218 @@
+"""BigCodeBench (bigcode-project/bigcodebench): 1,140 tasks tested by unittest classes.
+
+Every string this module builds from a task is joined exactly as the official evaluator
+(bigcodebench.evaluate) joins it, so verdicts and scores stay comparable:
+
+- ground truth:   complete_prompt + "\\n" + canonical_solution          (get_groundtruth)
+- from completion: complete_prompt + completion                         (evaluate)
+- calibrated:      code_prompt + "\\n    pass\\n" + solution             (evaluate, calibrated)
+- tested program:  solution + "\\n" + test, then unittest class TestCases (eval.unsafe_execute)
+
+Prompts follow `bigcodebench/provider/utility.py::make_raw_chat_prompt`, `bigcodebench/generate.py`
+(default prefixes) and `bigcodebench/provider/{openai,anthropic,vllm,hf}.py` (who prefills, which
+stop sequences): `PROMPT_STYLE`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from passbench.core.errors import DatasetError
+from passbench.core.progress import Progress
+from passbench.core.records import Task
+from passbench.stages.benchmarks._fields import RecordReader
+from passbench.stages.benchmarks.base import BenchmarkBase
+from passbench.stages.benchmarks.data import (
+    DataFile,
+    DataSettings,
+    ResolvedFile,
+    read_jsonl,
+    resolve,
+)
+from passbench.stages.benchmarks.preload import heavy_libs, preload_modules
+from passbench.stages.benchmarks.prompting import (
+    DIRECT_COMPLETION_EOS,
+    EOS,
+    PromptStyle,
+    identity,
+    stop_at_fence_in_prefix,
+)
+
+NAME = "bigcodebench"
+_RELEASES = "bigcode-project/bigcodebench-annotation/releases/download"
+_HARD_IDS = "bigcodebench/hard-task-ids.json"
+
+
+def parse_tasks(path: Path) -> tuple[Task, ...]:
+    """Tasks of a BigCodeBench jsonl(.gz) file; DatasetError names the file, line and field."""
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for line, raw in read_jsonl(path):
+        record = RecordReader(raw, path, line)
+        task_id = record.text("task_id")
+        if task_id in seen:
+            raise record.error("task_id", f"'{task_id}' already on line {seen[task_id]}")
+        seen[task_id] = line
+        tasks.append(
+            Task(
+                benchmark=NAME,
+                task_id=task_id,
+                entry_point=record.text("entry_point"),
+                prompts={
+                    "complete": record.text("complete_prompt"),
+                    "instruct": record.text("instruct_prompt"),
+                },
+                code_prompt=record.text("code_prompt"),
+                test=record.text("test"),
+                canonical_solution=record.text("canonical_solution"),
+                libs=record.string_list("libs"),
+                metadata={"doc_struct": raw.get("doc_struct", "")},
+            )
+        )
+    if not tasks:
+        raise DatasetError(f"{path}: no tasks in file")
+    return tuple(tasks)
+
+
+def parse_hard_ids(path: Path) -> tuple[str, ...]:
+    """Task ids of BigCodeBench-Hard: {"task_ids": [...], "count": n} or a plain JSON list."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DatasetError(f"{path}: cannot read hard-subset task ids: {error}") from error
+    ids = document.get("task_ids") if isinstance(document, dict) else document
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        raise DatasetError(f"{path}: field 'task_ids': expected a non-empty list of task ids")
+    if isinstance(document, dict) and document.get("count", len(ids)) != len(ids):
+        raise DatasetError(f"{path}: field 'count' is {document['count']}, but {len(ids)} ids")
+    return tuple(ids)
+
+
+def hard_ids_from_release(data: bytes) -> bytes:
+    """The public home of the hard subset is a whole jsonl.gz of tasks; keep only its ids."""
+    try:
+        text = (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8")
+    except (OSError, EOFError, UnicodeDecodeError) as error:
+        raise DatasetError(f"cannot read hard-subset tasks: {error}") from error
+    ids: list[str] = []
+    for line, row in enumerate(text.splitlines(), start=1):
+        if not row.strip():
+            continue
+        try:
+            record = json.loads(row)
+        except json.JSONDecodeError as error:
+            raise DatasetError(f"line {line}: not valid JSON: {error}") from error
+        if not isinstance(record, dict) or not isinstance(record.get("task_id"), str):
+            raise DatasetError(f"line {line}: field 'task_id': missing")
+        ids.append(record["task_id"])
+    document = {"subset": "hard", "count": len(ids), "task_ids": ids}
+    return (json.dumps(document, indent=1) + "\n").encode()
+
+
+def task_file(version: str) -> DataFile:
+    return DataFile(
+        relpath=f"bigcodebench/BigCodeBench-{version}.jsonl.gz",
+        url_path=f"{_RELEASES}/{version}/BigCodeBench.jsonl.gz",
+        check=parse_tasks,
+    )
+
+
+def hard_ids_file(version: str) -> DataFile:
+    return DataFile(
+        relpath=_HARD_IDS,
+        url_path=f"{_RELEASES}/{version}/BigCodeBench-Hard.jsonl.gz",
+        check=parse_hard_ids,
+        convert=hard_ids_from_release,
+    )
+
+
+def _user_message(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
+    # make_raw_chat_prompt: the same user message for API and chat-template backends.
+    if split == "complete":
+        return f"{prefix}\n```\n{task_prompt.strip()}\n```\n"
+    return f"{prefix}\n{task_prompt.strip()}\n"
+
+
+#: Base models complete the Complete prompt unchanged and stop at the next top-level statement
+#: (`EOS + extra_eos_for_direct_completion("bigcodebench")`); chat models stop at a closing
+#: fence only when the response prefix itself contains one (`provider/vllm.py`).
+PROMPT_STYLE = PromptStyle(
+    direct=identity,
+    user_message=_user_message,
+    direct_stops=EOS + DIRECT_COMPLETION_EOS,
+    chat_stops=stop_at_fence_in_prefix,
+)
+
+
+class BigCodeBench(BenchmarkBase):
+    """The BigCodeBench benchmark (Complete and Instruct splits; full and hard subsets)."""
+
+    name = NAME
+    title = "BigCodeBench"
+    id_prefix = "BigCodeBench/"
+    splits: tuple[str, ...] = ("complete", "instruct")
+    subsets: tuple[str, ...] = ("full", "hard")
+    versions: tuple[str, ...] = ("v0.1.4", "v0.1.5")
+    default_version = "v0.1.4"  # the official evaluator's default
+    env_name: str | None = "bigcodebench"
+    default_timeout_s = 240.0  # bigcodebench.eval.utils.TIMEOUT_LIMIT
+    prompt_style = PROMPT_STYLE
+
+    def data_file(self, version: str) -> DataFile:
+        return task_file(version)
+
+    def parse_tasks(self, path: Path) -> tuple[Task, ...]:
+        return parse_tasks(path)
+
+    def select_subset(
+        self,
+        tasks: tuple[Task, ...],
+        subset: str,
+        version: str,
+        source: ResolvedFile,
+        data: DataSettings,
+        progress: Progress | None,
+    ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
+        if subset != "hard":
+            return tasks, ()
+        ids_file = resolve(hard_ids_file(version), data, progress=progress)
+        return select(tasks, parse_hard_ids(ids_file.path), source.path), (ids_file,)
+
+    def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
+        return {
+            "source": code + "\n" + task.test,
+            "style": "unittest",
+            "test_class": "TestCases",
+            "timeout_s": timeout_s,
+            "preload": heavy_libs(task),
+        }
+
+    def canonical_code(self, task: Task) -> str:
+        return task.prompts["complete"] + "\n" + task.canonical_solution
+
+    def calibrated_code(self, task: Task, solution: str) -> str:
+        # The code prompt first (imports + a stub), so a solution that forgot the prompt's
+        # imports still runs; the official evaluator's default "calibrated" mode does this.
+        return task.code_prompt + "\n    pass\n" + solution
+
+    def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
+        """Heavy, fork-safe modules worth importing once in a warm worker for these tasks."""
+        return preload_modules(tasks)
+
+
+def select(tasks: tuple[Task, ...], ids: Iterable[str], path: Path) -> tuple[Task, ...]:
+    """The tasks whose ids are in `ids`, in dataset order; every id must be present."""
+    wanted = set(ids)
+    chosen = tuple(task for task in tasks if task.task_id in wanted)
+    missing = wanted - {task.task_id for task in chosen}
+    if missing:
+        shown = ", ".join(sorted(missing)[:5])
+        raise DatasetError(
+            f"{path}: lacks {len(missing)} task(s) of the hard subset ({shown}"
+            f"{', ...' if len(missing) > 5 else ''})"
+        )
+    return chosen

@@ -1,0 +1,407 @@
+"""MultiPL-E: HumanEval (and MBPP, for Lua and Rust) translated to other languages.
+
+One `Language` record per language in ONE table (`LANGUAGES`); one registered benchmark per
+language (`multipl-e-js`, `multipl-e-cpp`, ...), because the registry, the results and pass@k
+are per benchmark name and a language's tasks, limits and toolchain are its own.
+
+As MultiPL-E evaluates (nuprl/MultiPL-E: evaluation/src/eval_*.py, safe_subprocess.run, the
+stop tokens of its dataset builders): the program is prompt + completion + "\\n" + tests, the
+completion first cut at the language's first stop token; it is built and run in the sandbox
+("process" programs, sandbox/_process_style.py); statuses OK / SyntaxError / Exception /
+Timeout; it passes when the run exits 0. No reference solutions exist for the translations, so
+there is no ground truth to check (`has_reference = False`).
+
+Prompts (`prompt_style`, one per language): a base model completes the dataset's prompt
+unchanged and stops at the language's stop tokens, as MultiPL-E's own generation does
+(`multipl_e/completions.py` sends `problem["prompt"]` with `stop=problem["stop_tokens"]`, the same
+for every task of a language; our data files dropped that field, so `Language.stop_tokens` holds
+them, and a record that still carries it must agree). MultiPL-E has no chat protocol: a chat
+model gets passbench's own instruction, which names the language and asks for a fenced code
+block, and a prefilled response opens a fence with the language's name (`chat_style`).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from passbench.core.records import ProcessSpec, Task
+from passbench.stages.benchmarks._fields import json_array_records
+from passbench.stages.benchmarks.base import BenchmarkBase, TaskId
+from passbench.stages.benchmarks.data import DataFile
+from passbench.stages.benchmarks.prompting import (
+    END_MARKERS,
+    FENCE_CLOSE_EOS,
+    PromptStyle,
+    identity,
+)
+from passbench.stages.sandbox.images import Toolchains
+
+if TYPE_CHECKING:
+    from passbench.stages.sanitize import SanitizeResult
+
+
+@dataclass(frozen=True)
+class Language:
+    """How MultiPL-E builds, runs and judges one language. In argv, `{file}` is the source's
+    path, `{dir}` its folder and `{stem}` its name without the extension."""
+
+    key: str  # MultiPL-E's language key, also the registry suffix: "js", "cpp", ...
+    title: str
+    filename: str  # the source file's name ("Problem.java": Java's class is `Problem`)
+    build: tuple[tuple[str, ...], ...]
+    run: tuple[str, ...]
+    build_timeout_s: float
+    run_timeout_s: float
+    stop_tokens: tuple[str, ...]
+    data_file: str  # under multipl-e/ in a data folder
+    tools: tuple[str, ...]  # executables `passbench env check` looks for
+    debian_packages: tuple[str, ...]
+    output_cap: int = 2048  # safe_subprocess.run's max_output_size, per stream
+    # a run that fails with one of these in its stderr is a SyntaxError (interpreted languages
+    # have no build step to fail)
+    syntax_markers: tuple[str, ...] = ()
+    fence_names: tuple[str, ...] = ()  # info strings of a chat answer's fenced block
+
+
+_JAVATUPLES = "/usr/share/java/javatuples.jar"
+_JAVAC = ("javac", "-J-Xmx1g", "-encoding", "UTF8", "-cp", _JAVATUPLES)
+# The JVM reserves its heap and class space up front; with the default heap (a quarter of the
+# machine's memory) it does not start under the sample's address-space limit.
+_JVM = ("-Xmx1g", "-Xss8m", "-XX:+UseSerialGC", "-XX:-UsePerfData")
+
+#: Every language, in one table. Time limits are MultiPL-E's: safe_subprocess.run's default 15 s
+#: for each build and run, but Rust's run, which eval_rust.py gives 5 s.
+LANGUAGES: dict[str, Language] = {
+    language.key: language
+    for language in (
+        Language(
+            key="js",
+            title="JavaScript",
+            filename="program.js",
+            build=(),
+            run=("node", "{file}"),
+            build_timeout_s=15.0,
+            run_timeout_s=15.0,
+            stop_tokens=("\nfunction ", "\n/*", "\n//", "\nconsole.log"),
+            data_file="multipl-e-humaneval-js.json",
+            tools=("node",),
+            debian_packages=("nodejs",),
+            syntax_markers=("SyntaxError:",),
+            fence_names=("javascript", "js"),
+        ),
+        Language(
+            key="cpp",
+            title="C++",
+            filename="program.cpp",
+            build=(("g++", "{file}", "-o", "{dir}/{stem}", "-std=c++17"),),
+            run=("{dir}/{stem}",),
+            build_timeout_s=15.0,
+            run_timeout_s=15.0,
+            stop_tokens=("\n}",),
+            data_file="multipl-e-humaneval-cpp.json",
+            tools=("g++",),
+            debian_packages=("g++",),
+            fence_names=("cpp", "c++", "cc"),
+        ),
+        Language(
+            key="java",
+            title="Java",
+            filename="Problem.java",
+            build=((*_JAVAC, "-d", "{dir}", "{file}"),),
+            run=("java", *_JVM, "-ea", "-cp", "{dir}:" + _JAVATUPLES, "Problem"),
+            build_timeout_s=15.0,
+            run_timeout_s=15.0,
+            stop_tokens=("\n    }\n",),
+            data_file="multipl-e-humaneval-java.json",
+            tools=("javac", "java", _JAVATUPLES),
+            debian_packages=("default-jdk", "libjavatuples-java"),
+            fence_names=("java",),
+        ),
+        Language(
+            key="rs",
+            title="Rust",
+            filename="program.rs",
+            build=(("rustc", "{file}", "-o", "{dir}/{stem}"),),
+            run=("{dir}/{stem}",),
+            build_timeout_s=15.0,
+            run_timeout_s=5.0,
+            stop_tokens=("\n}",),
+            data_file="multipl-e-rs.json",
+            tools=("rustc",),
+            debian_packages=("rustc",),
+            fence_names=("rust", "rs"),
+        ),
+        Language(
+            key="lua",
+            title="Lua",
+            filename="program.lua",
+            build=(),
+            run=("lua5.3", "{file}"),
+            build_timeout_s=15.0,
+            run_timeout_s=15.0,
+            stop_tokens=("\nlocal", "\nfunction", "\n--", "\n\n"),
+            data_file="multipl-e-lua.json",
+            tools=("lua5.3", "/usr/share/lua/5.3/luaunit.lua"),
+            debian_packages=("lua5.3", "lua-unit"),
+            # lua reports a parse error as "lua5.3: <file>:<line>: <message> near <token>"
+            syntax_markers=("' expected near", "unexpected symbol near", "syntax error near"),
+            fence_names=("lua",),
+        ),
+    )
+}
+
+_SOURCE_URL = "deep-diver/evalchemy-multipl-e-runner/raw/1a8db7cc2852c521fff618144e58af557e438dd4"
+
+
+def truncate_at_stop(completion: str, stop_tokens: Iterable[str]) -> str:
+    """The completion up to the first stop token (MultiPL-E's generation stops there)."""
+    cut = len(completion)
+    for token in stop_tokens:
+        index = completion.find(token)
+        if index != -1:
+            cut = min(cut, index)
+    return completion[:cut]
+
+
+_SIGNATURE = re.compile(r"(\w+)\s*(?:<[^()]*>)?\s*\(")
+
+
+def signature_name(prompt: str) -> str | None:
+    """The name of the function a MultiPL-E prompt opens: on its last line (`function add(x,
+    y){`, `long add(long x, long y) {`, `fn add<T>(...)`, `local function add(x, y)`), the
+    identifier before the first parenthesis."""
+    lines = [line for line in prompt.split("\n") if line.strip()]
+    match = _SIGNATURE.search(lines[-1]) if lines else None
+    return match.group(1) if match else None
+
+
+def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task, ...]:
+    """Tasks of one MultiPL-E JSON file (an array of {task_id, prompt, test, language})."""
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for record in json_array_records(path, "MultiPL-E", "tasks"):
+        task_id = record.text("task_id")
+        if task_id in seen:
+            raise record.error("task_id", f"'{task_id}' appears twice")
+        seen.add(task_id)
+        if record.text("language") != language.key:
+            raise record.error("language", f"expected '{language.key}'")
+        stops = (
+            record.string_list("stop_tokens")
+            if "stop_tokens" in record.record
+            else language.stop_tokens
+        )
+        if stops != language.stop_tokens:
+            raise record.error("stop_tokens", f"expected {list(language.stop_tokens)!r}")
+        prompt = record.text("prompt")
+        # the function the prompt opens (Java's is camelCase: hasCloseElements; HumanEval_23_strlen
+        # is string_length); else the name after the number in the id
+        entry_point = signature_name(prompt) or (
+            task_id.split("_", 2)[2] if task_id.count("_") >= 2 else task_id
+        )
+        tasks.append(
+            Task(
+                benchmark=benchmark,
+                task_id=task_id,
+                entry_point=entry_point,
+                prompts={"complete": prompt},
+                code_prompt=prompt,
+                test=record.text("test"),
+                canonical_solution="",
+                metadata={
+                    "source": "mbpp" if task_id.startswith("mbpp_") else "humaneval",
+                    "language": language.key,  # the sanitizer reads chat answers by it
+                },
+            )
+        )
+    return tuple(tasks)
+
+
+def chat_style(language: Language) -> PromptStyle:
+    """How passbench prompts a model for one MultiPL-E language (see the module docstring).
+
+    Base models: the prompt unchanged, stopping at the language's stop tokens and nothing else.
+    Chat models (passbench's choice; MultiPL-E has none): EvalPlus's wording with the language
+    named and its fence opened, stopping at the end markers, and at a closing fence when the
+    response was prefilled with an opened one; Python's other end markers ("\\nprint(", ...)
+    would cut code in these languages.
+    """
+    fence = language.fence_names[0]
+
+    def user_message(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
+        return f"{prefix}\n```{fence}\n{task_prompt.strip()}\n```\n"
+
+    def chat_stops(response_prefix: str, prefill: bool) -> tuple[str, ...]:
+        return (*END_MARKERS, FENCE_CLOSE_EOS) if prefill else END_MARKERS
+
+    return PromptStyle(
+        direct=identity,
+        user_message=user_message,
+        direct_stops=language.stop_tokens,
+        chat_stops=chat_stops,
+        instruction_prefix=(
+            f"Please provide a self-contained {language.title} program that solves the "
+            "following problem in a markdown code block:"
+        ),
+        response_prefix=(
+            f"Below is a {language.title} program with a self-contained function that solves "
+            "the problem and passes corresponding tests:"
+        ),
+        fence=fence,
+    )
+
+
+#: MultiPL-E's task ids: the source benchmark, its task number, the function's name.
+_TASK_ID = re.compile(r"(HumanEval_|mbpp_)(0|[1-9][0-9]*)(_\w+)")
+
+
+class MultiPLE(BenchmarkBase):
+    """One language of MultiPL-E (the subclasses below pick it)."""
+
+    language: Language
+    id_prefix = "HumanEval_"  # and mbpp_ for Lua and Rust: see parse_task_id
+    versions = ("v3",)  # the Hugging Face dataset's current prompts (see the data's PROVENANCE)
+    default_version = "v3"
+    env_name: str | None = None  # the worker only starts the toolchain: any Python 3 will do
+    has_reference = False  # no reference solutions: no ground truth to check
+    guess_from_ids = False  # every language has the same ids
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"multipl-e-{self.language.key}"
+
+    @property
+    def title(self) -> str:  # type: ignore[override]
+        return f"MultiPL-E {self.language.title}"
+
+    subset_field = "source"  # humaneval / mbpp
+
+    @property
+    def subsets(self) -> tuple[str, ...]:  # type: ignore[override]
+        if self.language.key in ("lua", "rs"):
+            return ("full", "humaneval", "mbpp")
+        return ("full",)
+
+    @property
+    def default_timeout_s(self) -> float:  # type: ignore[override]
+        return self.language.run_timeout_s
+
+    @property
+    def prompt_style(self) -> PromptStyle:  # type: ignore[override]
+        return chat_style(self.language)
+
+    def data_file(self, version: str) -> DataFile:
+        name = self.language.data_file
+        return DataFile(
+            relpath=f"multipl-e/{name}",
+            url_path=f"{_SOURCE_URL}/.patched/multipl_{self.language.key}/data/{name}",
+            check=lambda path: parse_multiple(path, self.language, self.name),
+        )
+
+    def parse_tasks(self, path: Path) -> tuple[Task, ...]:
+        return parse_multiple(path, self.language, self.name)
+
+    def parse_task_id(self, task_id: str) -> TaskId | None:
+        """ "HumanEval_0_has_close_elements" -> ("HumanEval_", 0, "_has_close_elements");
+        "mbpp_" ids only for the languages that have MBPP tasks."""
+        match = _TASK_ID.fullmatch(task_id)
+        if match is None or (match[1] == "mbpp_" and "mbpp" not in self.subsets):
+            return None
+        return TaskId(match[1], int(match[2]), match[3])
+
+    def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
+        """`code` (prompt + completion) followed by the task's tests, built and run as
+        MultiPL-E does; `timeout_s` is the run's limit."""
+        language = self.language
+        builds = len(language.build)
+        return {
+            "source": code + "\n" + task.test,
+            "style": "process",
+            # the worker's own backstop, behind the child's build and run limits
+            "timeout_s": builds * language.build_timeout_s + timeout_s + 5.0,
+            "process": ProcessSpec(
+                filename=language.filename,
+                build=language.build,
+                run=language.run,
+                build_timeout_s=language.build_timeout_s,
+                run_timeout_s=timeout_s,
+                output_cap=language.output_cap,
+                syntax_markers=language.syntax_markers,
+            ),
+        }
+
+    def solution_from_completion(self, task: Task, completion: str) -> str:
+        return task.prompts["complete"] + truncate_at_stop(completion, self.language.stop_tokens)
+
+    def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
+        """A base model's answer (the prompt followed by its continuation, no fence) is cut at
+        the language's stop tokens, as MultiPL-E's generation cuts it. A chat answer's fenced
+        block in this language is shaped as prompt + completion so that the tests that follow it
+        find one definition (sanitize/foreign.py)."""
+        from passbench.stages.sanitize import SanitizeResult
+        from passbench.stages.sanitize.foreign import sanitize_foreign
+
+        prompt = task.prompts["complete"]
+        if answer.startswith(prompt) and "```" not in answer[len(prompt) :]:
+            continuation = answer[len(prompt) :]
+            return SanitizeResult(self.solution_from_completion(task, continuation), True)
+
+        return sanitize_foreign(
+            answer,
+            language=self.language.key,
+            fence_names=self.language.fence_names,
+            entry_point=task.entry_point,
+            prompt=task.prompts["complete"],
+        )
+
+
+class MultiPLEJavaScript(MultiPLE):
+    language = LANGUAGES["js"]
+
+
+class MultiPLECpp(MultiPLE):
+    language = LANGUAGES["cpp"]
+
+
+class MultiPLEJava(MultiPLE):
+    language = LANGUAGES["java"]
+
+
+class MultiPLERust(MultiPLE):
+    language = LANGUAGES["rs"]
+
+
+class MultiPLELua(MultiPLE):
+    language = LANGUAGES["lua"]
+
+
+#: The sandbox's PATH (sandbox/launch.py) less the interpreter's folder: toolchains must be
+#: there, not in a user's own folders (~/.cargo/bin is not visible inside)
+_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def tool_location(tool: str) -> str | None:
+    """Where a language's executable (on the sandbox's PATH) or file is; None when missing."""
+    if tool.startswith("/"):
+        return tool if Path(tool).exists() else None
+    return shutil.which(tool, path=_PATH)
+
+
+def missing_tools(language: Language) -> list[str]:
+    """The language's executables and files missing here; empty when its toolchain is complete."""
+    return [tool for tool in language.tools if tool_location(tool) is None]
+
+
+def image_toolchains() -> Toolchains:
+    """What `passbench image build --with-multipl-e` adds to the runner image: every language's
+    Debian packages, and the executables and files to check after (this table is the one list)."""
+    languages = LANGUAGES.values()
+    return Toolchains(
+        packages=tuple(package for lang in languages for package in lang.debian_packages),
+        tools=tuple(tool for lang in languages for tool in lang.tools),
+    )

@@ -1,0 +1,64 @@
+"""What one evaluation depends on, and the official time limits derived from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from passbench.stages import differential
+from passbench.stages.benchmarks import DEFAULT_BENCHMARK
+from passbench.stages.benchmarks.selection import DateWindow
+from passbench.stages.sandbox.base import Limits
+
+#: The official default `--min_time_limit`.
+OFFICIAL_MIN_TIME_LIMIT_S = 1.0
+#: What the official evaluator assumes for a task whose ground truth failed.
+OFFICIAL_FAILED_GT_TIME_S = 20.0
+
+
+@dataclass(frozen=True)
+class EvaluateSettings:
+    """Everything one evaluation depends on (resolved by settings.resolve in the CLI)."""
+
+    benchmark: str = DEFAULT_BENCHMARK
+    version: str | None = None
+    split: str = "complete"
+    subset: str = "full"
+    samples: Path | None = None
+    output_dir: Path | None = None
+    task_ids: tuple[str, ...] | None = None  # selection; None = every task of the subset
+    id_range: tuple[int, int] | None = None  # positions low <= i < high (benchmarks.selection)
+    window: DateWindow = field(
+        default_factory=DateWindow
+    )  # contest dates (--since / --until; dated benchmarks)
+    calibrated: bool = True
+    pass_k: tuple[int, ...] = (1, 5, 10)
+    timeout_per_task_s: float | None = None  # None = the benchmark's official default
+    min_time_limit_s: float = OFFICIAL_MIN_TIME_LIMIT_S
+    # differential benchmarks: each input's limit is max(min_time_limit, factor x reference time)
+    gt_time_limit_factor: float = differential.DEFAULT_GT_TIME_LIMIT_FACTOR
+    check_ground_truth: bool = True  # official: ground truth runs (or is cached) before samples
+    workers: int = 0
+    limits: Limits = field(default_factory=Limits)
+    env_dir: Path | None = None
+    dataset_path: Path | None = None
+    nltk_data: Path | None = None
+    allow_unsandboxed: bool = False  # run without bubblewrap (rlimits only) rather than refuse
+    resume: bool = True
+    backend: str = "local"  # sandbox backend (passbench.stages.sandbox.BACKENDS)
+    endpoint: str | None = None  # remote backends: the server's URL
+    image: str | None = None  # docker/podman: the image; e2b: the template
+    ray_address: str | None = None  # ray: the cluster (None: RAY_ADDRESS, else a local one)
+    token: str | None = field(default=None, repr=False)  # remote backends: bearer token
+    # remote backends: this fraction of what the backend ran is run again here and compared
+    verify_fraction: float = 0.0
+
+    def timeout_per_task(self, default_s: float) -> float:
+        """The per-task limit: the one asked for, else the benchmark's official default."""
+        return self.timeout_per_task_s if self.timeout_per_task_s is not None else default_s
+
+
+def sample_time_limit(settings: EvaluateSettings, default_s: float, gt_time: float | None) -> float:
+    """The per-sample limit the official evaluator derives: max(240, min limit, GT time) + 1."""
+    reference = gt_time if gt_time is not None else OFFICIAL_FAILED_GT_TIME_S
+    return max(settings.timeout_per_task(default_s), settings.min_time_limit_s, reference) + 1.0

@@ -1,0 +1,166 @@
+"""Samples whose own tests decide in the sandbox: BigCodeBench's unittest classes, HumanEval's
+original `check()` (script programs).
+
+The ground truth is the canonical solutions run the same way; their verdicts and durations are
+cached per dataset and environment (the official time limits derive from the durations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from passbench.core.journal import Journal, program_sha
+from passbench.core.records import ExecResult, Isolation, Program, Sample, Task
+from passbench.stages.benchmarks import Benchmark
+from passbench.stages.evaluate.execution import Execution, fingerprint, weakest
+from passbench.stages.evaluate.outcomes import GroundTruth, SampleVerdicts
+from passbench.stages.evaluate.settings import sample_time_limit
+
+
+class TestedStyle:
+    """Programs that carry their tests; the sandbox's verdict is the verdict."""
+
+    def __init__(self, benchmark: Benchmark, tasks: Sequence[Task], execution: Execution) -> None:
+        self.benchmark = benchmark
+        self.tasks = tasks
+        self.execution = execution
+
+    def metadata(self) -> dict[str, Any]:
+        return {}
+
+    def eval_results_extra(self) -> dict[str, Any] | None:
+        return None
+
+    # -- ground truth ----------------------------------------------------------------------
+
+    def _cache(self) -> Journal:
+        return Journal(
+            self.execution.cache_folder / "timings.sqlite",
+            self.execution.verdict_fingerprint("ground-truth"),
+        )
+
+    def _programs(self, cache: Journal) -> list[Program]:
+        """Canonical programs, with the cached previous timings to start the slowest first."""
+        settings = self.execution.settings
+        limit = max(self.execution.timeout_per_task_s, settings.min_time_limit_s) + 1.0
+        drafts = [
+            self.benchmark.program(
+                task,
+                self.benchmark.canonical_code(task),
+                key=f"{task.task_id}#gt",
+                timeout_s=limit,
+                expected_duration_s=None,
+            )
+            for task in self.tasks
+        ]
+        previous = cache.done(program_sha(draft.source) for draft in drafts)
+        return [
+            replace(draft, expected_duration_s=_previous_duration(previous, draft))
+            for draft in drafts
+        ]
+
+    def ground_truth(self) -> tuple[GroundTruth, Isolation]:
+        """Ground-truth verdicts for the selected tasks, from the cache where it has them
+        (per dataset hash and environment), running only the canonical solutions it lacks."""
+        with self._cache() as cache:
+            programs = self._programs(cache)
+            results, isolation, _ = self.execution.run(programs, cache, "ground truth", reuse=True)
+        return GroundTruth.from_results(programs, self._explained(results)), isolation
+
+    def rerun_ground_truth(self, journal_path: Path) -> tuple[GroundTruth, Isolation]:
+        """Every canonical solution run again (never answered from the cache, which is
+        refreshed); an interrupted run resumes from the journal at `journal_path`."""
+        with self._cache() as cache:
+            programs = self._programs(cache)
+            run_fingerprint = cache.fingerprint + ":" + fingerprint([p.key for p in programs])
+            with Journal(journal_path, run_fingerprint) as journal:
+                results, isolation, _ = self.execution.run(
+                    programs, journal, "ground truth", reuse=self.execution.settings.resume
+                )
+            for program in programs:
+                cache.record(program_sha(program.source), results[program.key])
+        return GroundTruth.from_results(programs, self._explained(results)), isolation
+
+    def _explained(self, results: Mapping[str, ExecResult]) -> Mapping[str, ExecResult]:
+        """The canonical verdicts as the benchmark reads them where it has its own rule
+        (CWEval's oracle self-check: which reference failed which oracle); the cache keeps
+        the sandbox's."""
+        decide = getattr(self.benchmark, "reference_verdict", None)
+        if decide is None:
+            return results
+        by_id = {task.task_id: task for task in self.tasks}
+        return {key: decide(by_id[result.task_id], result) for key, result in results.items()}
+
+    # -- samples ---------------------------------------------------------------------------
+
+    def verdicts(
+        self,
+        samples: Sequence[Sample],
+        codes: Sequence[str],
+        tasks: Mapping[str, Task],
+        journal_path: Path,
+    ) -> SampleVerdicts:
+        """Each sample's program run with the official time limit (from its task's ground-truth
+        duration when the ground truth is checked)."""
+        execution = self.execution
+        settings = execution.settings
+        truth: GroundTruth | None = None
+        truth_isolation = Isolation.BUBBLEWRAP
+        # a benchmark without reference solutions (MultiPL-E) has no ground truth to check
+        checked = settings.check_ground_truth and self.benchmark.has_reference
+        if checked:
+            truth, truth_isolation = self.ground_truth()
+        # without reference solutions the benchmark's own limit holds (MultiPL-E's per
+        # language), not BigCodeBench's rule of the ground truth's time
+        has_reference = self.benchmark.has_reference
+        limit = None if has_reference else execution.timeout_per_task_s
+        programs: list[Program] = []
+        for sample, code in zip(samples, codes, strict=True):
+            task = tasks[sample.task_id]
+            gt_time = truth.expected_time(task.task_id) if truth else None
+            programs.append(
+                self.benchmark.program(
+                    task,
+                    code,
+                    key=f"{task.task_id}#{sample.sample_index}",
+                    timeout_s=limit
+                    or sample_time_limit(settings, execution.default_timeout_s, gt_time),
+                    expected_duration_s=gt_time,
+                )
+            )
+        # without the ground truth, limits assume the official 20 s per task
+        run_fingerprint = execution.verdict_fingerprint("samples", ground_truth_times=checked)
+        # a benchmark that judges its programs' outputs on the host (LiveCodeBench) says how
+        judging = getattr(self.benchmark, "judging", None)
+        identity, finalize = judging(tasks) if judging is not None else (None, None)
+        with Journal(journal_path, run_fingerprint) as journal:
+            results, isolation, reused = execution.run(
+                programs,
+                journal,
+                "evaluating",
+                reuse=settings.resume,
+                identity=identity,
+                finalize=finalize,
+            )
+        # a benchmark that reads more than pass/fail from a verdict (CWEval: functional,
+        # secure) adds those fields to each sample's entry
+        fields = getattr(self.benchmark, "verdict_fields", None)
+        verdicts = []
+        for program in programs:
+            result = results[program.key]
+            extra = fields(tasks[program.task_id], result) if fields is not None else {}
+            verdicts.append((result, extra))
+        return SampleVerdicts(
+            verdicts=verdicts,
+            ground_truth=truth,
+            isolation=weakest(isolation, truth_isolation),
+            reused=reused,
+        )
+
+
+def _previous_duration(previous: Mapping[str, ExecResult], program: Program) -> float | None:
+    hit = previous.get(program_sha(program.source))
+    return hit.duration_s if hit is not None else None

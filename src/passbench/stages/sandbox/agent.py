@@ -1,0 +1,216 @@
+"""The runner a backend starts where programs run (a container, an E2B sandbox, a Ray node).
+
+    python -m passbench.stages.sandbox.agent [--request FILE] [--output FILE] [--envs-root DIR] ...
+                                      [--skip-integrity-check]
+    python -m passbench.stages.sandbox.agent --describe [--envs-root DIR]
+
+It reads one run request (sandbox/wire.py RunRequest: environment by name and lock, limits,
+workers, programs) from standard input or FILE, runs the programs in the local sandbox with the
+environment found on this machine, and writes the same NDJSON answer as the server's
+POST /passbench/v1/run: one verdict a line as each finishes, then {"done": true, ...}, or one
+{"error": ..., "retry": ...} line. Every line is flushed at once (and appended to --output when
+given), so the caller journals verdicts as they arrive and a lost runner costs only the ones
+not yet written. `--describe` prints what this runner offers (protocol, passbench version,
+environments, whether bubblewrap isolates here) as one JSON object.
+
+Exit status: 0 answered (verdicts may be failures), 2 a malformed request, 3 the sandbox failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import IO, Any
+
+from passbench.core.errors import PassbenchError, SandboxError, WireError
+from passbench.stages.evalenv import EnvInfo, check_integrity, locate_env
+from passbench.stages.sandbox import open_sandbox
+from passbench.stages.sandbox.base import EnvironmentRef, SandboxConfig
+from passbench.stages.sandbox.isolation import check_isolation
+from passbench.stages.sandbox.wire import (
+    PROTOCOL,
+    RunRequest,
+    line,
+    request_from_json,
+    result_to_json,
+)
+
+#: The environment a program asks for when it needs no evaluation environment (HumanEval):
+#: the interpreter passbench runs on.
+HOST = "host"
+#: Evaluation environments a runner may offer (those passbench can build).
+KNOWN_ENVIRONMENTS = ("bigcodebench",)
+
+
+@dataclass(frozen=True)
+class RunnerSetup:
+    """How this machine runs programs: where its environments and data are."""
+
+    # the folder holding evaluation environments by name (None: passbench's default)
+    envs_root: Path | None = None
+    # environments somewhere else, by name (a server's configured env_dir)
+    env_paths: tuple[tuple[str, Path], ...] = ()
+    nltk_data: Path | None = None
+    scratch_dir: Path | None = None
+    allow_unsandboxed: bool = False
+    # checks an environment is intact before it runs programs (default: every time)
+    verify: Callable[[EnvInfo], None] | None = None
+
+    def env_root(self, name: str) -> Path | None:
+        """Environment `name`'s folder, or None for passbench's default location
+        ($PASSBENCH_ENV_DIR, else the user data folder's envs/NAME)."""
+        explicit = dict(self.env_paths).get(name)
+        if explicit is not None:
+            return explicit
+        return None if self.envs_root is None else self.envs_root / name
+
+
+def offered_environments(setup: RunnerSetup) -> dict[str, dict[str, str]]:
+    """The environments this machine has, by name: lock hash and Python version."""
+    offered = {HOST: {"lock_sha256": "", "python_version": platform.python_version()}}
+    for name in KNOWN_ENVIRONMENTS:
+        try:
+            env = locate_env(name, setup.env_root(name))
+        except PassbenchError:
+            continue
+        offered[env.name] = {"lock_sha256": env.lock_sha256, "python_version": env.python_version}
+    return offered
+
+
+def sandbox_config(request: RunRequest, setup: RunnerSetup) -> SandboxConfig:
+    """The local sandbox a request runs in: the environment it names (with the lock it asks
+    for, when it asks for one), checked intact; SandboxError when this machine lacks it."""
+    env_vars: dict[str, str] = {}
+    read_only: list[Path] = []
+    wanted = request.environment
+    if wanted.name == HOST:
+        python = Path(sys.executable)
+        identity = EnvironmentRef(HOST, "", platform.python_version())
+    else:
+        try:
+            env = locate_env(wanted.name, setup.env_root(wanted.name))
+        except PassbenchError as error:
+            raise SandboxError(f"this runner has no '{wanted.name}' environment: {error}") from None
+        if wanted.lock_sha256 and env.lock_sha256 != wanted.lock_sha256:
+            raise SandboxError(
+                f"this runner's '{wanted.name}' environment is lock {env.lock_sha256[:12]}, "
+                f"the request needs {wanted.lock_sha256[:12]}"
+            )
+        if setup.verify is not None:
+            setup.verify(env)
+        else:
+            check_integrity(env.name, env.root, lambda message: print(message, file=sys.stderr))
+        python = env.python
+        env_vars.update(env.sample_environment())
+        identity = EnvironmentRef(env.name, env.lock_sha256, env.python_version)
+    if setup.nltk_data is not None:
+        env_vars["NLTK_DATA"] = str(setup.nltk_data)
+        read_only.append(setup.nltk_data)
+    return SandboxConfig(
+        python=python,
+        workers=request.workers,
+        limits=request.limits,
+        env=tuple(sorted(env_vars.items())),
+        read_only_paths=tuple(read_only),
+        scratch_dir=setup.scratch_dir,
+        allow_unsandboxed=setup.allow_unsandboxed,
+        environment=identity,
+    )
+
+
+def answer(request: RunRequest, setup: RunnerSetup) -> Iterator[bytes]:
+    """The NDJSON lines answering `request`: verdicts as they finish, then the closing line;
+    an {"error"} line (retry: true, the infrastructure failed) when the sandbox fails."""
+    try:
+        config = sandbox_config(request, setup)
+        with open_sandbox(config) as sandbox:
+            for result in sandbox.run(request.programs):
+                yield line(result_to_json(result))
+            done = {"isolation": sandbox.isolation.value, "cgroup": sandbox.cgroup}
+        yield line({"done": True, **done})
+    except PassbenchError as error:
+        yield line({"error": f"the runner's sandbox failed: {error}", "retry": True})
+
+
+def describe(setup: RunnerSetup) -> dict[str, Any]:
+    """What this runner offers, for a backend to check before it sends work."""
+    scratch = setup.scratch_dir or Path(os.environ.get("TMPDIR", "/tmp")) / "passbench-scratch"
+    refused = check_isolation(Path(sys.executable), scratch)
+    return {
+        "protocol": PROTOCOL,
+        "passbench": version("passbench"),
+        "environments": offered_environments(setup),
+        "bubblewrap": refused is None,
+        "bubblewrap_refusal": refused or "",
+    }
+
+
+def _no_check(env: EnvInfo) -> None:
+    """The integrity check of an environment that cannot have changed."""
+
+
+def _write(out: IO[bytes], copy: IO[bytes] | None, data: bytes) -> None:
+    out.write(data)
+    out.flush()
+    if copy is not None:
+        copy.write(data)
+        copy.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m passbench.stages.sandbox.agent")
+    parser.add_argument("--request", type=Path, help="the run request (default: standard input)")
+    parser.add_argument("--output", type=Path, help="also append every answer line to this file")
+    parser.add_argument("--envs-root", type=Path, help="folder holding the environments by name")
+    parser.add_argument("--nltk-data", type=Path)
+    parser.add_argument("--scratch-dir", type=Path)
+    parser.add_argument("--allow-unsandboxed", action="store_true")
+    parser.add_argument(
+        "--skip-integrity-check",
+        action="store_true",
+        help="do not hash the environment before running (it is in a read-only container "
+        "started from an image by id, whose files cannot have changed)",
+    )
+    parser.add_argument("--describe", action="store_true", help="say what this runner offers")
+    options = parser.parse_args(argv)
+    setup = RunnerSetup(
+        envs_root=options.envs_root,
+        nltk_data=options.nltk_data,
+        scratch_dir=options.scratch_dir,
+        allow_unsandboxed=options.allow_unsandboxed,
+        # an image's files get new ctimes wherever its layers are unpacked, so the manifest's
+        # fast check would hash all of them (50,000 files, 4-5 s) in every container
+        verify=_no_check if options.skip_integrity_check else None,
+    )
+    out = sys.stdout.buffer
+    if options.describe:
+        _write(out, None, json.dumps(describe(setup)).encode() + b"\n")
+        return 0
+    copy = options.output.open("ab") if options.output is not None else None
+    try:
+        try:
+            raw = options.request.read_bytes() if options.request else sys.stdin.buffer.read()
+            request = request_from_json(json.loads(raw))
+        except (ValueError, OSError, WireError) as error:
+            _write(out, copy, line({"error": f"bad request: {error}", "retry": False}))
+            return 2
+        status = 0
+        for data in answer(request, setup):
+            if data.startswith(b'{"error"'):
+                status = 3
+            _write(out, copy, data)
+        return status
+    finally:
+        if copy is not None:
+            copy.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""The Sandbox protocol: run a batch of Programs under limits, return one ExecResult each.
+
+Lifecycle (start/close, used as a context manager) is separate from use (`run`). Failures of the
+program under test come back as data (ExecResult with status "fail"/"timeout" and a category);
+failures of the sandbox itself (bubblewrap missing, the evaluation environment broken, a worker
+that cannot start) raise SandboxError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from passbench.core.records import ExecResult, Isolation, Program
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-sample resource limits. Defaults protect a small host (see docs/sandbox.md)."""
+
+    memory_mb: int = 4096  # address space (RLIMIT_AS and RLIMIT_DATA) of each sample, in MiB
+    stack_mb: int = 10  # RLIMIT_STACK, as the official evaluator
+    file_size_mb: int = 512  # RLIMIT_FSIZE: largest file a sample may write
+    processes: int = 512  # RLIMIT_NPROC inside the sample's user namespace
+    open_files: int = 1024  # RLIMIT_NOFILE
+    cpu_s: float | None = (
+        None  # RLIMIT_CPU; None = 2 x timeout + 10 s (a backstop to the wall limit)
+    )
+    tmp_mb: int = 512  # what a sample may store in its /tmp (on disk: measured, then killed)
+    allow_network: bool = False
+
+
+@dataclass(frozen=True)
+class EnvironmentRef:
+    """An evaluation environment by identity, which each backend provides its own way (the
+    local one as a venv on this machine, a remote one as the server's)."""
+
+    name: str  # "bigcodebench", or "host": the interpreter passbench itself runs on
+    lock_sha256: str = ""  # the lock it was built from; "" = whichever the backend has
+    python_version: str = ""
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Where and how the sandbox runs programs."""
+
+    python: Path  # the evaluation environment's interpreter (local backends)
+    workers: int = 0  # concurrent samples; 0 = decide from the cores
+    limits: Limits = Limits()
+    env: tuple[tuple[str, str], ...] = ()  # extra environment for samples (NLTK_DATA, ...)
+    read_only_paths: tuple[Path, ...] = ()  # host paths made visible read-only (data dirs)
+    recycle_after: int = 200  # samples a warm worker serves before it is replaced
+    # where each worker's disk-backed /tmp is made (None: the user cache folder's
+    # passbench/scratch); only those per-worker folders are ever visible to samples
+    scratch_dir: Path | None = None
+    # Where bubblewrap cannot isolate, run samples with resource limits only instead of
+    # refusing (SandboxError). They can then read and write whatever this user can.
+    allow_unsandboxed: bool = False
+    # the environment by identity (remote backends provide it; local ones use `python`)
+    environment: EnvironmentRef | None = None
+    endpoint: str | None = None  # remote backends: the server's base URL
+    token: str | None = field(default=None, repr=False)  # remote backends: bearer token
+    image: str | None = None  # docker/podman: the image; e2b: the template
+    ray_address: str | None = None  # ray: the cluster ("auto", "ray://HOST:10001", ...)
+
+
+@dataclass(frozen=True)
+class BackendTarget:
+    """Where a backend other than the local one runs programs, known before anything runs:
+    results record it, and journals key verdicts on it (a backend's verdicts are resumed only
+    from the same place)."""
+
+    backend: str  # the registry name
+    location: str  # the server's URL, the image (by digest where known), the template, the cluster
+    environment: EnvironmentRef  # what programs run with there
+    isolation: str  # what isolates a sample there, in words ("bubblewrap in a container", ...)
+
+
+ResultCallback = Callable[[ExecResult], None]
+
+
+class Sandbox(Protocol):
+    """Runs programs; every backend returns identical verdicts on the same input."""
+
+    @property
+    def isolation(self) -> Isolation: ...
+
+    @property
+    def cgroup(self) -> str:
+        """How each worker is capped as a whole: "v2", "v1" (cgroups) or "none" (rlimits)."""
+        ...
+
+    def run(
+        self, programs: Iterable[Program], on_result: ResultCallback | None = None
+    ) -> Iterator[ExecResult]:
+        """Run every program; yield results as they finish (any order).
+
+        `on_result` is called for each result as soon as it is known, before it is yielded.
+        """
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Sandbox: ...
+
+    def __exit__(self, *exc: object) -> None: ...

@@ -1,0 +1,169 @@
+"""The `remote` backend: programs run on a `passbench serve` elsewhere, verdicts stream back.
+
+The server's program API (serve/programs.py) takes a batch of programs and answers with one
+verdict a line as each finishes. Everything stateful stays here, with the caller: the journal
+records each verdict as it arrives, so a dropped connection costs only the verdicts not yet
+received. Infrastructure failures (no connection, a connection dropped mid-stream, a busy or
+failing server) are retried with backoff for the programs still without a verdict; a verdict
+is never asked for twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import httpx
+
+from passbench.core.errors import BackendUnavailable, InputError, SandboxError, WireError
+from passbench.core.records import ExecResult, Isolation, Program
+from passbench.stages.sandbox.base import (
+    BackendTarget,
+    EnvironmentRef,
+    ResultCallback,
+    SandboxConfig,
+)
+from passbench.stages.sandbox.retrying import run_with_retries
+from passbench.stages.sandbox.wire import (
+    PROTOCOL,
+    RunRequest,
+    offered_environment,
+    read_verdicts,
+    request_to_json,
+)
+
+WarnCallback = Callable[[str], None]
+
+#: Seconds of silence after which a run's connection counts as dead (the server's heartbeat
+#: comes every 10 s).
+READ_TIMEOUT_S = 60.0
+
+
+def server_info(endpoint: str, token: str | None, *, timeout_s: float = 30) -> dict[str, Any]:
+    """What a `passbench serve` offers (GET /passbench/v1/info); BackendUnavailable when it
+    cannot be reached, SandboxError when it answers but not as one."""
+    url = endpoint.rstrip("/") + "/passbench/v1/info"
+    try:
+        response = httpx.get(url, headers=_headers(token), timeout=timeout_s)
+    except httpx.HTTPError as error:
+        raise BackendUnavailable(f"remote backend {endpoint}: cannot connect ({error})") from error
+    if response.status_code == 401:
+        raise SandboxError(
+            f"remote backend {endpoint}: the server wants a bearer token "
+            "(set PASSBENCH_REMOTE_TOKEN to its PASSBENCH_SERVE_TOKEN)"
+        )
+    if response.status_code != 200:
+        raise SandboxError(
+            f"remote backend {endpoint}: GET /passbench/v1/info answered "
+            f"HTTP {response.status_code}; is it a passbench serve?"
+        )
+    try:
+        info: dict[str, Any] = response.json()
+    except ValueError as error:
+        raise WireError(f"remote backend {endpoint}: /passbench/v1/info is not JSON") from error
+    if info.get("protocol") != PROTOCOL:
+        raise SandboxError(
+            f"remote backend {endpoint} speaks protocol {info.get('protocol')!r}, this "
+            f"passbench {PROTOCOL}: use the same passbench version on both sides"
+        )
+    return info
+
+
+def _environment(info: dict[str, Any], wanted: EnvironmentRef, endpoint: str) -> EnvironmentRef:
+    """The server's environment that serves `wanted`, as the server describes it."""
+    return offered_environment(
+        info.get("environments") or {},
+        wanted,
+        where=f"remote backend {endpoint}",
+        lock_hint="build the same environment on both sides, or run without a local one to "
+        "take the server's",
+    )
+
+
+def describe(config: SandboxConfig) -> BackendTarget:
+    """The server at `config.endpoint` and the environment it offers for this run."""
+    if not config.endpoint:
+        raise InputError("--backend remote needs --endpoint URL", field="endpoint")
+    wanted = config.environment or EnvironmentRef("host")
+    info = server_info(config.endpoint, config.token)
+    return BackendTarget(
+        backend="remote",
+        location=config.endpoint,
+        environment=_environment(info, wanted, config.endpoint),
+        isolation=f"{info.get('isolation', Isolation.BUBBLEWRAP.value)} on the server",
+    )
+
+
+class RemoteSandbox:
+    """A Sandbox whose programs run on a passbench server (`SandboxConfig.endpoint`)."""
+
+    def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
+        if not config.endpoint:
+            raise SandboxError("the remote backend needs an endpoint (--endpoint URL)")
+        if config.environment is None:
+            raise SandboxError("the remote backend needs the environment's identity")
+        self.config = config
+        self.endpoint = config.endpoint.rstrip("/")
+        self.warn = warn or (lambda message: None)
+        info = server_info(self.endpoint, config.token)
+        self.environment = _environment(info, config.environment, self.endpoint)
+        self._isolation = Isolation(info.get("isolation", Isolation.BUBBLEWRAP.value))
+        self._cgroup = "remote"
+        self._client = httpx.Client(
+            headers=_headers(config.token),
+            # the server sends a line at least every 10 s (a verdict or a heartbeat): silence
+            # this long means a dead connection, which is retried
+            timeout=httpx.Timeout(30.0, read=READ_TIMEOUT_S),
+        )
+
+    @property
+    def isolation(self) -> Isolation:
+        return self._isolation
+
+    @property
+    def cgroup(self) -> str:
+        return self._cgroup
+
+    def run(
+        self, programs: Iterable[Program], on_result: ResultCallback | None = None
+    ) -> Iterator[ExecResult]:
+        return run_with_retries(
+            programs,
+            self._stream,
+            where=f"remote backend {self.endpoint}",
+            on_result=on_result,
+            warn=self.warn,
+            transient=(httpx.TransportError,),
+        )
+
+    def _stream(self, programs: list[Program]) -> Iterator[ExecResult]:
+        request = RunRequest(
+            self.environment, self.config.limits, self.config.workers, tuple(programs)
+        )
+        url = self.endpoint + "/passbench/v1/run"
+        with self._client.stream("POST", url, json=request_to_json(request)) as response:
+            if response.status_code in (502, 503, 504):
+                raise BackendUnavailable(f"HTTP {response.status_code}")
+            if response.status_code != 200:
+                response.read()
+                raise SandboxError(
+                    f"remote backend {self.endpoint}: HTTP {response.status_code}: "
+                    f"{response.text[:300]}"
+                )
+            done: dict[str, Any] = {}
+            yield from read_verdicts(response.iter_lines(), f"remote backend {self.endpoint}", done)
+            if done.get("cgroup"):
+                self._cgroup = f"remote:{done['cgroup']}"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> RemoteSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}

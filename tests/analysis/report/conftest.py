@@ -1,0 +1,49 @@
+"""Fixtures: the result files in data/ (documented format, hand-made) and the real task data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from passbench.stages.benchmarks import DataSettings
+from passbench.stages.results import RunResults, load_results
+from passbench.stages.results.taskinfo import TaskCatalog, load_catalog
+
+DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parents[3]
+OFFICIAL = (
+    DATA
+    / "demo-model--bigcodebench-hard-complete--official-0-1-sanitized-calibrated_eval_results.json"
+)
+OURS = (
+    DATA / "demo-model-v2--bigcodebench-hard-complete--0.8-5-sanitized-calibrated_eval_results.json"
+)
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The shared datasets folder: PASSBENCH_DATA_DIR, else ../shared/datasets beside the repo."""
+    path = Path(os.environ.get("PASSBENCH_DATA_DIR") or REPO / ".." / "shared" / "datasets")
+    if not (path / "bigcodebench" / "BigCodeBench-v0.1.4.jsonl.gz").is_file():
+        pytest.fail(f"benchmark data not found in {path}; set PASSBENCH_DATA_DIR")
+    return path.resolve()
+
+
+@pytest.fixture(scope="session")
+def catalog(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> TaskCatalog:
+    settings = DataSettings(data_dir=data_dir, cache_dir=tmp_path_factory.mktemp("cache"))
+    loaded = load_catalog("bigcodebench", "v0.1.4", settings)
+    assert loaded.tasks, loaded.note
+    return loaded
+
+
+@pytest.fixture(scope="session")
+def official_run() -> RunResults:
+    return load_results(OFFICIAL)
+
+
+@pytest.fixture(scope="session")
+def our_run() -> RunResults:
+    return load_results(OURS)
