@@ -28,9 +28,9 @@ from passbench.core.records import ExecResult, Program
 from passbench.stages.benchmarks import get_benchmark
 from passbench.stages.benchmarks.data import DataSettings
 from passbench.stages.sandbox import SandboxConfig, open_sandbox
-from passbench.stages.sandbox.agent import RunnerSetup, sandbox_config
 from passbench.stages.sandbox.base import EnvironmentRef, Limits
-from passbench.stages.sandbox.wire import RunRequest
+from passbench.stages.sandbox.remote.agent import RunnerSetup, sandbox_config
+from passbench.stages.sandbox.remote.wire import RunRequest
 
 # the test suite's cluster helper: one way of starting (and only ever stopping our own) nodes
 sys.path.insert(0, str(REPO_ROOT / "tests" / "sandbox"))

@@ -96,7 +96,7 @@ def _podman(root: Path) -> Iterator[BackendUnderTest]:
 
     from passbench.core.errors import PassbenchError
     from passbench.stages.sandbox.base import EnvironmentRef
-    from passbench.stages.sandbox.container import describe_podman
+    from passbench.stages.sandbox.remote.container import describe_podman
 
     refusal = podman_refusal()
     if refusal is not None:

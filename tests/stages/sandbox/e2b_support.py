@@ -21,8 +21,8 @@ import platformdirs
 
 import passbench
 from passbench.stages.sandbox.base import EnvironmentRef, SandboxConfig
-from passbench.stages.sandbox.e2b_backend import DEFAULT_TEMPLATE
-from passbench.stages.sandbox.isolation import check_isolation
+from passbench.stages.sandbox.host.isolation import check_isolation
+from passbench.stages.sandbox.remote.e2b_backend import DEFAULT_TEMPLATE
 
 from .e2b_loopback import LoopbackE2B, LoopbackTemplate, loopback_environment
 from .helpers import TEST_LIMITS

@@ -24,14 +24,19 @@ from passbench.core.records import ExecResult, Isolation, Program
 from passbench.core.settings.registry import BACKEND_NAMES
 from passbench.stages.sandbox import BACKENDS, TARGETS, Sandbox, describe_backend, open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef, Limits, SandboxConfig
-from passbench.stages.sandbox.container import (
+from passbench.stages.sandbox.remote.container import (
     ContainerSandbox,
     engine_command,
     image_environment,
     parse_inspect,
     run_command,
 )
-from passbench.stages.sandbox.images import ImageSpec, build_command, environment_lock, lock_label
+from passbench.stages.sandbox.remote.images import (
+    ImageSpec,
+    build_command,
+    environment_lock,
+    lock_label,
+)
 
 from .conftest import needs_bwrap
 from .container_support import REPO, container_backend
@@ -150,7 +155,7 @@ def test_the_agent_skips_the_integrity_check_only_when_told(
 ) -> None:
     """What the container backend passes (--skip-integrity-check) reaches the runner setup;
     without it the agent checks the environment, as on a host."""
-    from passbench.stages.sandbox import agent
+    from passbench.stages.sandbox.remote import agent
 
     setups: list[agent.RunnerSetup] = []
 
@@ -357,7 +362,7 @@ def test_image_with_multiple_toolchains_dry_run() -> None:
     import shlex
 
     from passbench.stages.benchmarks.multiple import LANGUAGES, image_toolchains
-    from passbench.stages.sandbox.images import toolchain_build_args
+    from passbench.stages.sandbox.remote.images import toolchain_build_args
 
     arguments = ["image", "build", "--engine", "docker", "--dry-run", "--with-multipl-e"]
     result = CliRunner().invoke(cli, [*arguments, "--context", str(REPO)])

@@ -22,7 +22,8 @@ pytest.importorskip("e2b")
 from passbench.apps.cli import main
 from passbench.core.errors import InputError
 from passbench.core.records import ExecResult, Program
-from passbench.stages.sandbox import SandboxConfig, describe_backend, e2b_backend, open_sandbox
+from passbench.stages.sandbox import SandboxConfig, describe_backend, open_sandbox
+from passbench.stages.sandbox.remote import e2b_backend
 
 from .e2b_loopback import Event, LoopbackE2B, describe
 from .e2b_support import loopback, loopback_config
@@ -294,7 +295,7 @@ def test_the_template_dockerfile_is_one_e2b_builds() -> None:
 
 def test_the_sdk_is_imported_only_when_the_backend_is_used() -> None:
     check = (
-        "import sys, passbench.apps.cli, passbench.stages.sandbox.e2b_backend; "
+        "import sys, passbench.apps.cli, passbench.stages.sandbox.remote.e2b_backend; "
         "sys.exit(1 if 'e2b' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", check], timeout=120).returncode == 0

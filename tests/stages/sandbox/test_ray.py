@@ -20,9 +20,9 @@ import passbench
 from passbench.core.errors import InputError, SandboxError
 from passbench.core.records import ExecResult, Program
 from passbench.stages.sandbox import SandboxConfig, describe_backend, open_sandbox
-from passbench.stages.sandbox.agent import RunnerSetup, sandbox_config
 from passbench.stages.sandbox.base import EnvironmentRef
-from passbench.stages.sandbox.wire import RunRequest
+from passbench.stages.sandbox.remote.agent import RunnerSetup, sandbox_config
+from passbench.stages.sandbox.remote.wire import RunRequest
 
 from .conftest import BWRAP
 from .helpers import EVALENV_PYTHON, PYTHON, TEST_LIMITS, checks_program, unittest_program

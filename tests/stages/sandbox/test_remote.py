@@ -143,7 +143,7 @@ def test_a_client_that_goes_away_cancels_its_run_at_once(endpoint: str) -> None:
     frees its slot (this server runs one request at a time) instead of running them out."""
     import httpx
 
-    from passbench.stages.sandbox.wire import RunRequest, request_to_json
+    from passbench.stages.sandbox.remote.wire import RunRequest, request_to_json
 
     def body(*programs: object) -> dict[str, object]:
         request = RunRequest(HOST, TEST_LIMITS, 1, tuple(programs))  # type: ignore[arg-type]

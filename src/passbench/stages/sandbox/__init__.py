@@ -10,10 +10,10 @@ that backend:
 Names: "local" (bubblewrap and warm workers; where bubblewrap cannot isolate it refuses, unless
 `SandboxConfig.allow_unsandboxed` lets it fall back to resource limits only, loudly) and
 "local-rlimit" (that fallback on purpose, for tests), "remote" (a `passbench serve` elsewhere
-runs them: sandbox/remote.py), "e2b" (E2B cloud sandboxes made from a template:
-sandbox/e2b_backend.py), "ray" (the nodes of a Ray cluster run them, each in its own
-local sandbox: sandbox/ray_backend.py), "docker" and "podman" (containers of the runner image
-run them: sandbox/container.py).
+runs them: sandbox/remote/remote.py), "e2b" (E2B cloud sandboxes made from a template:
+sandbox/remote/e2b_backend.py), "ray" (the nodes of a Ray cluster run them, each in its own
+local sandbox: sandbox/remote/ray_backend.py), "docker" and "podman" (containers of the runner image
+run them: sandbox/remote/container.py).
 
 Every backend but the local ones also registers a `describe` function in TARGETS: where it will
 run programs and with which environment (a BackendTarget), asked before anything runs, so that
@@ -34,7 +34,7 @@ from passbench.stages.sandbox.base import (
     Sandbox,
     SandboxConfig,
 )
-from passbench.stages.sandbox.isolation import check_isolation
+from passbench.stages.sandbox.host.isolation import check_isolation
 
 __all__ = [
     "BACKENDS",
@@ -64,11 +64,11 @@ BACKENDS: dict[str, str] = {
 
 # name -> "module:attribute" of describe(config) -> BackendTarget (backends other than local)
 TARGETS: dict[str, str] = {
-    "remote": "passbench.stages.sandbox.remote:describe",
-    "e2b": "passbench.stages.sandbox.e2b_backend:describe",
-    "ray": "passbench.stages.sandbox.ray_backend:describe",
-    "docker": "passbench.stages.sandbox.container:describe_docker",
-    "podman": "passbench.stages.sandbox.container:describe_podman",
+    "remote": "passbench.stages.sandbox.remote.remote:describe",
+    "e2b": "passbench.stages.sandbox.remote.e2b_backend:describe",
+    "ray": "passbench.stages.sandbox.remote.ray_backend:describe",
+    "docker": "passbench.stages.sandbox.remote.container:describe_docker",
+    "podman": "passbench.stages.sandbox.remote.container:describe_podman",
 }
 
 

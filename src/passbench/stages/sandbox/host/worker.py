@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from passbench.core.errors import SandboxError
-from passbench.stages.sandbox.cgroups import WorkerCgroup
-from passbench.stages.sandbox.launch import Launcher
+from passbench.stages.sandbox.host.cgroups import WorkerCgroup
+from passbench.stages.sandbox.host.launch import Launcher
 
 _FRAME = struct.Struct(">I")
 _MAX_FRAME = 64 * 1024 * 1024

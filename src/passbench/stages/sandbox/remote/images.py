@@ -3,7 +3,7 @@
 The image (Dockerfile at the repository root) holds this passbench version and evaluation
 environments built from its locks. Its tag names both, `passbench:0.1.0-abb485e92207`, so a
 tag never moves to other contents; its labels say the same for the backend to check before a
-run (sandbox/container.py).
+run (sandbox/remote/container.py).
 """
 
 from __future__ import annotations

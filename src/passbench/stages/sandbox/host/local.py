@@ -25,12 +25,13 @@ from typing import Any
 
 from passbench.core.errors import SandboxError
 from passbench.core.records import ErrorCategory, ExecResult, Isolation, Program
-from passbench.stages.sandbox import cgroups, verdict
+from passbench.stages.sandbox import verdict
 from passbench.stages.sandbox.base import Limits, ResultCallback, SandboxConfig
-from passbench.stages.sandbox.isolation import choose_launcher
-from passbench.stages.sandbox.launch import SHM_MB
-from passbench.stages.sandbox.workdirs import ScratchFolders
-from passbench.stages.sandbox.worker import WorkerHandle
+from passbench.stages.sandbox.host import cgroups
+from passbench.stages.sandbox.host.isolation import choose_launcher
+from passbench.stages.sandbox.host.launch import SHM_MB
+from passbench.stages.sandbox.host.workdirs import ScratchFolders
+from passbench.stages.sandbox.host.worker import WorkerHandle
 
 WarnCallback = Callable[[str], None]
 

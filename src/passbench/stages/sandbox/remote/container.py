@@ -1,8 +1,8 @@
 """The `docker` and `podman` backends: programs run in throwaway containers of the runner image.
 
 Each batch of programs goes to one container (`ENGINE run --rm -i ... IMAGE`) whose entry point
-is the agent (sandbox/agent.py): the RunRequest on its standard input, one verdict a line on its
-standard output as each program finishes. Inside, bubblewrap isolates every sample as on the
+is the agent (sandbox/remote/agent.py): the RunRequest on its standard input, one verdict a line
+on its standard output as each program finishes. Inside, bubblewrap isolates every sample as on the
 host; the container adds a second wall: no network, a read-only root, a size-capped /tmp, memory
 and process caps, no capabilities, a user that is not root.
 
@@ -36,14 +36,14 @@ from passbench.stages.sandbox.base import (
     ResultCallback,
     SandboxConfig,
 )
-from passbench.stages.sandbox.images import (
+from passbench.stages.sandbox.remote.images import (
     LABEL_PYTHON,
     LABEL_VERSION,
     default_image,
     passbench_version,
 )
-from passbench.stages.sandbox.retrying import run_with_retries
-from passbench.stages.sandbox.wire import (
+from passbench.stages.sandbox.remote.retrying import run_with_retries
+from passbench.stages.sandbox.remote.wire import (
     RunRequest,
     offered_environment,
     read_verdicts,

@@ -49,12 +49,12 @@ try:  # inside the sandbox this file's folder is on sys.path
     _io: Any = importlib.import_module("_io_style")
     _scratch: Any = importlib.import_module("_scratch")
 except ImportError:  # run from the passbench package (the rlimit fallback, tests)
-    from passbench.stages.sandbox import _io_style as _io
-    from passbench.stages.sandbox import _scratch
+    from passbench.stages.sandbox.inside import _io_style as _io
+    from passbench.stages.sandbox.inside import _scratch
 try:  # inside the sandbox this file's folder is on sys.path
     _process: Any = importlib.import_module("_process_style")
 except ImportError:  # imported from the passbench package (tests, the rlimit fallback)
-    from passbench.stages.sandbox import _process_style as _process
+    from passbench.stages.sandbox.inside import _process_style as _process
 
 _FRAME = struct.Struct(">I")
 _MAX_FRAME = 64 * 1024 * 1024

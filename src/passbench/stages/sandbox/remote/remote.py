@@ -23,8 +23,8 @@ from passbench.stages.sandbox.base import (
     ResultCallback,
     SandboxConfig,
 )
-from passbench.stages.sandbox.retrying import run_with_retries
-from passbench.stages.sandbox.wire import (
+from passbench.stages.sandbox.remote.retrying import run_with_retries
+from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
     offered_environment,

@@ -52,7 +52,7 @@ from typing import Any, NoReturn
 try:  # inside the sandbox this file's folder is on sys.path
     _values: Any = importlib.import_module("_values")
 except ImportError:  # imported from the passbench package (tests, the rlimit fallback)
-    from passbench.stages.sandbox import _values
+    from passbench.stages.sandbox.inside import _values
 
 #: An output whose tagged JSON is at most this long travels whole; a longer one as its digest.
 INLINE_LIMIT = 64 * 1024

@@ -1,15 +1,14 @@
 """The `e2b` backend: programs run in E2B sandboxes (Firecracker microVMs), verdicts stream back.
 
-Each batch of programs (at most CHUNK, so an expired sandbox costs little) gets a fresh sandbox
-made from the passbench template (deploy/e2b): the run request is written into it, the agent
-(`python -m passbench.stages.sandbox.agent`, sandbox/agent.py) runs the programs there in
-bubblewrap,
-and its answer streams back over the command's stdout, one verdict a line, yielded as each
-arrives. The agent also appends every line to a file in the sandbox: when the stream is lost
+Each batch of programs (at most CHUNK, so an expired sandbox costs little) gets a fresh sandbox made
+from the passbench template (deploy/e2b): the run request is written into it, the agent (`python -m
+passbench.stages.sandbox.remote.agent`, sandbox/remote/agent.py) runs the programs there in
+bubblewrap, and its answer streams back over the command's stdout, one verdict a line, yielded as
+each arrives. The agent also appends every line to a file in the sandbox: when the stream is lost
 but the sandbox lives, the verdicts it already wrote are read back from there. A sandbox that
-expires, dies or cannot be reached is BackendUnavailable: `run_with_retries` asks again, in a
-new sandbox, for only the programs still without a verdict. Every sandbox is killed when its
-batch ends, however it ends, and when the backend closes.
+expires, dies or cannot be reached is BackendUnavailable: `run_with_retries` asks again, in a new
+sandbox, for only the programs still without a verdict. Every sandbox is killed when its batch ends,
+however it ends, and when the backend closes.
 
 The SDK (`pip install 'passbench[e2b]'`) is imported only when this backend is chosen; it reads
 the API key from E2B_API_KEY (and E2B_DOMAIN, E2B_API_URL, E2B_SANDBOX_URL as documented by E2B).
@@ -36,8 +35,8 @@ from passbench.stages.sandbox.base import (
     ResultCallback,
     SandboxConfig,
 )
-from passbench.stages.sandbox.retrying import run_with_retries
-from passbench.stages.sandbox.wire import (
+from passbench.stages.sandbox.remote.retrying import run_with_retries
+from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
     offered_environment,
@@ -61,7 +60,7 @@ REQUEST_FILE = "request.json"
 ANSWER_FILE = "answer.ndjson"
 #: The agent, as the template's login shell finds it (deploy/e2b puts passbench's interpreter
 #: first on PATH and names its NLTK data in PASSBENCH_NLTK_DATA).
-AGENT = "python -m passbench.stages.sandbox.agent"
+AGENT = "python -m passbench.stages.sandbox.remote.agent"
 NLTK_OPTION = '${PASSBENCH_NLTK_DATA:+--nltk-data "$PASSBENCH_NLTK_DATA"}'
 #: Longest stderr tail quoted in an error.
 STDERR_TAIL = 600

@@ -21,9 +21,10 @@ from typing import Protocol
 from passbench.core.errors import SandboxError
 from passbench.core.records import Isolation
 from passbench.stages.sandbox.base import SandboxConfig
-from passbench.stages.sandbox.workdirs import ScratchFolders
+from passbench.stages.sandbox.host.workdirs import ScratchFolders
 
-RUNNER = Path(__file__).with_name("_runner.py")
+# the runner and its modules live in inside/, the folder shipped into the sandbox
+RUNNER = Path(__file__).parents[1] / "inside" / "_runner.py"
 _INSIDE = "/run/passbench"
 _RUNNER_INSIDE = f"{_INSIDE}/_runner.py"
 #: The modules the runner imports, shipped beside it (standard library only, like the runner).

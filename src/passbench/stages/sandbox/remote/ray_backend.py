@@ -46,9 +46,9 @@ from passbench.stages.sandbox.base import (
     ResultCallback,
     SandboxConfig,
 )
-from passbench.stages.sandbox.local import schedule
-from passbench.stages.sandbox.retrying import run_with_retries
-from passbench.stages.sandbox.wire import (
+from passbench.stages.sandbox.host.local import schedule
+from passbench.stages.sandbox.remote.retrying import run_with_retries
+from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
     line,
@@ -160,7 +160,7 @@ class NodeRunner:
 
     def _open(self, request: RunRequest) -> Any:
         from passbench.stages.sandbox import open_sandbox
-        from passbench.stages.sandbox.agent import RunnerSetup, sandbox_config
+        from passbench.stages.sandbox.remote.agent import RunnerSetup, sandbox_config
 
         key = repr((request.environment, request.limits, request.workers))
         if self._sandbox is None or key != self._key:
@@ -194,7 +194,7 @@ class NodeRunner:
         return info
 
     def run(self, request_json: str) -> Iterator[bytes]:
-        """The NDJSON answer to one chunk (sandbox/wire.py), a line as each verdict is known."""
+        """The NDJSON answer to one chunk (remote/wire.py), a line as each verdict is known."""
         try:
             request = request_from_json(json.loads(request_json))
         except (ValueError, WireError) as error:  # a caller of another version: not retried
