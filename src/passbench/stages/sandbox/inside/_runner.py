@@ -46,18 +46,17 @@ from collections.abc import Iterator
 from typing import Any, NoReturn
 
 try:  # inside the sandbox this file's folder is on sys.path
+    _frames: Any = importlib.import_module("_frames")
     _io: Any = importlib.import_module("_io_style")
     _scratch: Any = importlib.import_module("_scratch")
 except ImportError:  # run from the passbench package (the rlimit fallback, tests)
+    from passbench.stages.sandbox.inside import _frames, _scratch
     from passbench.stages.sandbox.inside import _io_style as _io
-    from passbench.stages.sandbox.inside import _scratch
 try:  # inside the sandbox this file's folder is on sys.path
     _process: Any = importlib.import_module("_process_style")
 except ImportError:  # imported from the passbench package (tests, the rlimit fallback)
     from passbench.stages.sandbox.inside import _process_style as _process
 
-_FRAME = struct.Struct(">I")
-_MAX_FRAME = 64 * 1024 * 1024
 _MAX_TRACE = 64 * 1024  # one test's traceback text kept in details
 _MAX_DETAILS = 2 * 1024 * 1024  # all details of one sample
 _OUTPUT_TAIL = 2048  # bytes of captured output kept per stream
@@ -84,32 +83,8 @@ _UNIMPORTABLE: set[str] = set()
 # --------------------------------------------------------------------------- framing
 
 
-def send_frame(fd: int, message: dict[str, Any]) -> None:
-    data = json.dumps(message, ensure_ascii=True).encode("ascii")
-    payload = _FRAME.pack(len(data)) + data
-    view = memoryview(payload)
-    while view:
-        written = _write(fd, view)
-        view = view[written:]
-
-
-def _read_exact(fd: int, n: int) -> bytes:
-    chunks = []
-    while n:
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
-
-
-def read_frame(fd: int) -> dict[str, Any]:
-    (size,) = _FRAME.unpack(_read_exact(fd, _FRAME.size))
-    if size > _MAX_FRAME:
-        raise ValueError(f"frame of {size} bytes")
-    message: dict[str, Any] = json.loads(_read_exact(fd, size))
-    return message
+send_frame = _frames.send
+read_frame = _frames.receive
 
 
 def _clean_text(text: str, limit: int) -> str:
@@ -947,7 +922,7 @@ class Worker:
                 if not chunk:
                     open_fds.discard(fd)
                 elif fd == result_r:
-                    if len(verdict) < _MAX_FRAME:
+                    if len(verdict) < _frames.MAX_FRAME:
                         verdict += chunk
                 else:
                     output.add(chunk)
