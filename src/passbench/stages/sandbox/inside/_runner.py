@@ -892,7 +892,13 @@ class Worker:
         nonce: bytes,
         started: float,
     ) -> dict[str, Any]:
-        deadline = started + float(job["timeout_s"]) + float(job.get("grace_s", 1.0))
+        limit_at = started + float(job["timeout_s"])
+        deadline = limit_at + float(job.get("grace_s", 1.0))
+        # unittest and script programs: at their time limit the child's alarm interrupts them,
+        # and the grace is for the child to report; the sample's other processes are stopped
+        # then, so they cannot starve the report (a fork bomb's 60 spinning copies would push
+        # it past the deadline under load, turning "fail" into "timeout" by chance)
+        stop_others_at = limit_at if job["style"] in ("unittest", "script") else None
         verdict = bytearray()
         output = _Tail(_OUTPUT_TAIL)
         status: int | None = None
@@ -910,7 +916,11 @@ class Worker:
                 self.signal_all(pid)
                 _, status, rusage = os.wait4(pid, 0)
                 break
-            wait = min(deadline, next_cpu) - now
+            if stop_others_at is not None and now >= stop_others_at:
+                self.stop_all_but(pid)
+                stop_others_at = None
+            wake = deadline if stop_others_at is None else stop_others_at
+            wait = min(deadline, next_cpu, wake) - now
             watched = list(open_fds) + ([pidfd] if pidfd is not None else [])
             # without a pidfd, poll for the child's exit every 10 ms
             wait = wait if pidfd is not None else min(wait, 0.01)
@@ -1009,6 +1019,27 @@ class Worker:
             with contextlib.suppress(OSError):
                 _kill(victim, signal.SIGKILL)
         return bool(victims)
+
+    def stop_all_but(self, pid: int) -> None:
+        """SIGSTOP every process of the sample except `pid`: they stay, but use no CPU (a
+        stopped process cannot fork, so a few passes catch the copies forked meanwhile).
+        They are killed with everything else when the sample ends."""
+        if self.namespaced:
+            # pid 1 of the namespace: one kill(-1) stops them all at once, no fork in between
+            with contextlib.suppress(OSError):
+                _kill(-1, signal.SIGSTOP)
+            with contextlib.suppress(OSError):
+                _kill(pid, signal.SIGCONT)  # the child itself goes on to report
+            return
+        stopped: set[int] = set()
+        for _ in range(20):
+            running = [p for p in self.sample_pids(pid) if p != pid and p not in stopped]
+            if not running:
+                return
+            for victim in running:
+                with contextlib.suppress(OSError):
+                    _kill(victim, signal.SIGSTOP)
+            stopped.update(running)
 
     def kill_leftovers(self, pid: int) -> None:
         """Kill and reap every process the sample started."""
