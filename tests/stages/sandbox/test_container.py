@@ -298,7 +298,10 @@ def test_a_killed_container_costs_only_its_pending_programs(podman_config: Sandb
                     subprocess.run(["podman", "kill", name], capture_output=True, check=False)
 
         begun = time.monotonic()
-        results = list(sandbox.run(programs, on_result=kill_on_first))
+        results = []
+        for result in sandbox.run(programs):
+            kill_on_first(result)
+            results.append(result)
     assert started, "no container was running at the first verdict"
     assert sorted(r.key for r in results) == sorted(p.key for p in programs)
     assert sorted(seen) == sorted(p.key for p in programs)  # each verdict once

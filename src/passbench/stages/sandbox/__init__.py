@@ -30,7 +30,6 @@ from passbench.core.errors import UnknownNameError
 from passbench.stages.sandbox.base import (
     BackendTarget,
     Limits,
-    ResultCallback,
     Sandbox,
     SandboxConfig,
 )
@@ -41,7 +40,6 @@ __all__ = [
     "TARGETS",
     "BackendTarget",
     "Limits",
-    "ResultCallback",
     "Sandbox",
     "SandboxConfig",
     "check_isolation",

@@ -8,7 +8,7 @@ that cannot start) raise SandboxError.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -78,9 +78,6 @@ class BackendTarget:
     isolation: str  # what isolates a sample there, in words ("bubblewrap in a container", ...)
 
 
-ResultCallback = Callable[[ExecResult], None]
-
-
 class Sandbox(Protocol):
     """Runs programs; every backend returns identical verdicts on the same input."""
 
@@ -92,13 +89,9 @@ class Sandbox(Protocol):
         """How each worker is capped as a whole: "v2", "v1" (cgroups) or "none" (rlimits)."""
         ...
 
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
-        """Run every program; yield results as they finish (any order).
-
-        `on_result` is called for each result as soon as it is known, before it is yielded.
-        """
+    def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
+        """Run every program; yield results as they finish (any order). A caller that stops
+        iterating abandons the programs still running."""
         ...
 
     def close(self) -> None: ...

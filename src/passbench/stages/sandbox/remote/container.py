@@ -33,7 +33,6 @@ from passbench.stages.sandbox.base import (
     BackendTarget,
     EnvironmentRef,
     Limits,
-    ResultCallback,
     SandboxConfig,
 )
 from passbench.stages.sandbox.remote.images import (
@@ -292,14 +291,11 @@ class ContainerSandbox:
     def cgroup(self) -> str:
         return self._cgroup
 
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
+    def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
         return run_with_retries(
             programs,
             self._attempt,
             where=f"{self.engine} backend ({self.image})",
-            on_result=on_result,
             warn=self.warn,
             transient=(OSError,),
         )

@@ -32,7 +32,6 @@ from passbench.core.records import ExecResult, Isolation, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
     EnvironmentRef,
-    ResultCallback,
     SandboxConfig,
 )
 from passbench.stages.sandbox.remote.retrying import run_with_retries
@@ -222,27 +221,19 @@ class E2BSandbox:
     def cgroup(self) -> str:
         return self._cgroup
 
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
+    def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
         batch = list(programs)
         chunks = [batch[start : start + CHUNK] for start in range(0, len(batch), CHUNK)]
         if len(chunks) <= 1:
-            return self._chunk(batch, on_result)
-        return self._parallel(chunks, on_result)
+            return self._chunk(batch)
+        return self._parallel(chunks)
 
-    def _chunk(
-        self, programs: list[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
-        return run_with_retries(
-            programs, self._attempt, where=self.where, on_result=on_result, warn=self.warn
-        )
+    def _chunk(self, programs: list[Program]) -> Iterator[ExecResult]:
+        return run_with_retries(programs, self._attempt, where=self.where, warn=self.warn)
 
-    def _parallel(
-        self, chunks: list[list[Program]], on_result: ResultCallback | None
-    ) -> Iterator[ExecResult]:
+    def _parallel(self, chunks: list[list[Program]]) -> Iterator[ExecResult]:
         """The chunks in up to SANDBOXES sandboxes at once, each retried on its own; results
-        come back to the caller's thread (on_result is called there)."""
+        come back to the caller's thread."""
         arrived: queue.Queue[tuple[str, Any]] = queue.Queue()
         stop = threading.Event()
 
@@ -269,8 +260,6 @@ class E2BSandbox:
                 elif kind == "error":
                     raise value
                 else:
-                    if on_result is not None:
-                        on_result(value)
                     yield value
         finally:
             stop.set()

@@ -23,9 +23,6 @@ DEFAULT_ENVIRONMENTS = ("bigcodebench",)
 
 LABEL_VERSION = "org.passbench.version"
 LABEL_PYTHON = "org.passbench.python_version"
-LABEL_ENVIRONMENTS = "org.passbench.environments"
-#: MultiPL-E's languages whose toolchains the image has ("js cpp java rs lua", or "")
-LABEL_TOOLCHAINS = "org.passbench.toolchains"
 
 
 def lock_label(environment: str) -> str:

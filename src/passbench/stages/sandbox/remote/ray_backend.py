@@ -43,7 +43,6 @@ from passbench.core.records import ExecResult, Isolation, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
     EnvironmentRef,
-    ResultCallback,
     SandboxConfig,
 )
 from passbench.stages.sandbox.host.local import schedule
@@ -297,14 +296,11 @@ class RaySandbox:
     def cgroup(self) -> str:
         return self._cgroup
 
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
+    def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
         return run_with_retries(
             programs,
             self._attempt,
             where=self.where,
-            on_result=on_result,
             warn=self.warn,
             transient=self._transient,
         )

@@ -20,7 +20,6 @@ from passbench.core.records import ExecResult, Isolation, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
     EnvironmentRef,
-    ResultCallback,
     SandboxConfig,
 )
 from passbench.stages.sandbox.remote.retrying import run_with_retries
@@ -124,14 +123,11 @@ class RemoteSandbox:
     def cgroup(self) -> str:
         return self._cgroup
 
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
+    def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
         return run_with_retries(
             programs,
             self._stream,
             where=f"remote backend {self.endpoint}",
-            on_result=on_result,
             warn=self.warn,
             transient=(httpx.TransportError,),
         )
