@@ -32,6 +32,7 @@ from passbench.stages.sandbox.base import (
     Limits,
     Sandbox,
     SandboxConfig,
+    WarnCallback,
 )
 from passbench.stages.sandbox.host.isolation import check_isolation
 
@@ -47,7 +48,6 @@ __all__ = [
     "open_sandbox",
 ]
 
-WarnCallback = Callable[[str], None]
 
 # name -> "module:attribute" of a factory(config, warn) -> Sandbox
 BACKENDS: dict[str, str] = {

@@ -8,12 +8,15 @@ that cannot start) raise SandboxError.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from passbench.core.records import ExecResult, Isolation, Program
+
+#: Where a backend says what the user should know (a retry, a fallback) without stopping.
+WarnCallback = Callable[[str], None]
 
 
 @dataclass(frozen=True)

@@ -22,19 +22,20 @@ import math
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from typing import Any
 
 from passbench.core.errors import BackendUnavailable, InputError, SandboxError
-from passbench.core.records import ExecResult, Isolation, Program
+from passbench.core.records import ExecResult, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
     EnvironmentRef,
     SandboxConfig,
+    WarnCallback,
 )
-from passbench.stages.sandbox.remote.retrying import run_with_retries
+from passbench.stages.sandbox.remote.backend import RemoteBackend
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
@@ -42,8 +43,6 @@ from passbench.stages.sandbox.remote.wire import (
     read_verdicts,
     request_to_json,
 )
-
-WarnCallback = Callable[[str], None]
 
 #: The template when none is named (`--image`): what deploy/e2b builds.
 DEFAULT_TEMPLATE = "passbench"
@@ -196,7 +195,7 @@ def command_timeout_s(programs: list[Program], workers: int) -> int:
     return SLACK_S + math.ceil(sum(limits) / slots + max(limits))
 
 
-class E2BSandbox:
+class E2BSandbox(RemoteBackend):
     """A Sandbox whose programs run in E2B sandboxes made from `SandboxConfig.image` (a template
     name; default DEFAULT_TEMPLATE)."""
 
@@ -205,31 +204,17 @@ class E2BSandbox:
         self._e2b = _sdk()
         self.config = config
         self.template = _template(config)
-        self.where = f"e2b:{self.template}"
+        super().__init__(f"e2b:{self.template}", "e2b", warn)
         self.environment = config.environment or EnvironmentRef("host")
-        self.warn = warn or (lambda message: None)
-        self._isolation = Isolation.BUBBLEWRAP
-        self._cgroup = "e2b"
         self._lock = threading.Lock()
         self._live: dict[str, Any] = {}  # sandbox id -> SDK Sandbox, killed on close
-
-    @property
-    def isolation(self) -> Isolation:
-        return self._isolation
-
-    @property
-    def cgroup(self) -> str:
-        return self._cgroup
 
     def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
         batch = list(programs)
         chunks = [batch[start : start + CHUNK] for start in range(0, len(batch), CHUNK)]
         if len(chunks) <= 1:
-            return self._chunk(batch)
+            return self._with_retries(batch)
         return self._parallel(chunks)
-
-    def _chunk(self, programs: list[Program]) -> Iterator[ExecResult]:
-        return run_with_retries(programs, self._attempt, where=self.where, warn=self.warn)
 
     def _parallel(self, chunks: list[list[Program]]) -> Iterator[ExecResult]:
         """The chunks in up to SANDBOXES sandboxes at once, each retried on its own; results
@@ -239,7 +224,7 @@ class E2BSandbox:
 
         def work(chunk: list[Program]) -> None:
             try:
-                for result in self._chunk(chunk):
+                for result in self._with_retries(chunk):
                     if stop.is_set():
                         return
                     arrived.put(("result", result))
@@ -297,10 +282,7 @@ class E2BSandbox:
                     raise lost from error
                 yield from self._read_back(sandbox, where)
                 raise lost from error
-            if done.get("isolation"):
-                self._isolation = Isolation(done["isolation"])
-            if done.get("cgroup"):
-                self._cgroup = f"e2b:{done['cgroup']}"
+            self._take_done(done)
         finally:
             self._kill(sandbox)
 
@@ -358,12 +340,6 @@ class E2BSandbox:
 
     def close(self) -> None:
         self._kill_live()
-
-    def __enter__(self) -> E2BSandbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _stdout_lines(handle: Any, stderr: list[str]) -> Iterator[str]:

@@ -10,7 +10,7 @@ is never asked for twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -21,8 +21,9 @@ from passbench.stages.sandbox.base import (
     BackendTarget,
     EnvironmentRef,
     SandboxConfig,
+    WarnCallback,
 )
-from passbench.stages.sandbox.remote.retrying import run_with_retries
+from passbench.stages.sandbox.remote.backend import RemoteBackend
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
@@ -30,8 +31,6 @@ from passbench.stages.sandbox.remote.wire import (
     read_verdicts,
     request_to_json,
 )
-
-WarnCallback = Callable[[str], None]
 
 #: Seconds of silence after which a run's connection counts as dead (the server's heartbeat
 #: comes every 10 s).
@@ -93,7 +92,7 @@ def describe(config: SandboxConfig) -> BackendTarget:
     )
 
 
-class RemoteSandbox:
+class RemoteSandbox(RemoteBackend):
     """A Sandbox whose programs run on a passbench server (`SandboxConfig.endpoint`)."""
 
     def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
@@ -103,11 +102,10 @@ class RemoteSandbox:
             raise SandboxError("the remote backend needs the environment's identity")
         self.config = config
         self.endpoint = config.endpoint.rstrip("/")
-        self.warn = warn or (lambda message: None)
+        super().__init__(f"remote backend {self.endpoint}", "remote", warn)
         info = server_info(self.endpoint, config.token)
         self.environment = _environment(info, config.environment, self.endpoint)
         self._isolation = Isolation(info.get("isolation", Isolation.BUBBLEWRAP.value))
-        self._cgroup = "remote"
         self._client = httpx.Client(
             headers=_headers(config.token),
             # the server sends a line at least every 10 s (a verdict or a heartbeat): silence
@@ -115,24 +113,9 @@ class RemoteSandbox:
             timeout=httpx.Timeout(30.0, read=READ_TIMEOUT_S),
         )
 
-    @property
-    def isolation(self) -> Isolation:
-        return self._isolation
+    transient = (httpx.TransportError,)
 
-    @property
-    def cgroup(self) -> str:
-        return self._cgroup
-
-    def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
-        return run_with_retries(
-            programs,
-            self._stream,
-            where=f"remote backend {self.endpoint}",
-            warn=self.warn,
-            transient=(httpx.TransportError,),
-        )
-
-    def _stream(self, programs: list[Program]) -> Iterator[ExecResult]:
+    def _attempt(self, programs: list[Program]) -> Iterator[ExecResult]:
         request = RunRequest(
             self.environment, self.config.limits, self.config.workers, tuple(programs)
         )
@@ -147,18 +130,11 @@ class RemoteSandbox:
                     f"{response.text[:300]}"
                 )
             done: dict[str, Any] = {}
-            yield from read_verdicts(response.iter_lines(), f"remote backend {self.endpoint}", done)
-            if done.get("cgroup"):
-                self._cgroup = f"remote:{done['cgroup']}"
+            yield from read_verdicts(response.iter_lines(), self.where, done)
+            self._take_done(done)
 
     def close(self) -> None:
         self._client.close()
-
-    def __enter__(self) -> RemoteSandbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _headers(token: str | None) -> dict[str, str]:
