@@ -20,7 +20,7 @@ from pathlib import Path
 import platformdirs
 
 import passbench
-from passbench.stages.sandbox.base import EnvironmentRef, SandboxConfig
+from passbench.stages.sandbox.base import E2BConfig, EnvironmentRef, SandboxConfig
 from passbench.stages.sandbox.host.isolation import check_isolation
 from passbench.stages.sandbox.remote.e2b_backend import DEFAULT_TEMPLATE
 
@@ -83,6 +83,6 @@ def loopback_config() -> SandboxConfig:
         workers=2,
         limits=TEST_LIMITS,
         environment=EnvironmentRef("host"),
-        image=DEFAULT_TEMPLATE,
+        backend_config=E2BConfig(DEFAULT_TEMPLATE),
         allow_unsandboxed=not bubblewrap_here(),
     )

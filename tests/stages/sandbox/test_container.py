@@ -23,7 +23,7 @@ from passbench.core.errors import SandboxError
 from passbench.core.records import ExecResult, Isolation, Program
 from passbench.core.settings.registry import BACKEND_NAMES
 from passbench.stages.sandbox import BACKENDS, TARGETS, Sandbox, describe_backend, open_sandbox
-from passbench.stages.sandbox.base import EnvironmentRef, Limits, SandboxConfig
+from passbench.stages.sandbox.base import ContainerConfig, EnvironmentRef, Limits, SandboxConfig
 from passbench.stages.sandbox.remote.container import (
     ContainerSandbox,
     engine_command,
@@ -147,7 +147,9 @@ def test_missing_engine_says_what_to_install(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(SandboxError, match="apt-get install podman"):
         engine_command("podman")
     with pytest.raises(SandboxError, match="needs the `docker` command"):
-        describe_backend(SandboxConfig(python=PYTHON, image="x"), "docker")
+        describe_backend(
+            SandboxConfig(python=PYTHON, backend_config=ContainerConfig("x")), "docker"
+        )
 
 
 def test_the_agent_skips_the_integrity_check_only_when_told(
@@ -238,7 +240,10 @@ def test_describe_names_the_image_by_id(podman_config: SandboxConfig) -> None:
             replace(podman_config, environment=EnvironmentRef("bigcodebench")), "podman"
         )
     with pytest.raises(SandboxError, match="passbench image build --engine podman"):
-        describe_backend(replace(podman_config, image="localhost/passbench-none:0"), "podman")
+        describe_backend(
+            replace(podman_config, backend_config=ContainerConfig("localhost/passbench-none:0")),
+            "podman",
+        )
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ pytest.importorskip("e2b")
 from passbench.apps.cli import main
 from passbench.core.errors import InputError
 from passbench.core.records import ExecResult, Program
-from passbench.stages.sandbox import SandboxConfig, describe_backend, open_sandbox
+from passbench.stages.sandbox import E2BConfig, SandboxConfig, describe_backend, open_sandbox
 from passbench.stages.sandbox.remote import e2b_backend
 
 from .e2b_loopback import Event, LoopbackE2B, describe
@@ -241,7 +241,7 @@ def test_a_wrong_api_key_is_one_line(
 def test_an_unknown_template_is_one_line(server: LoopbackE2B, config: SandboxConfig) -> None:
     mark = len(server.events)
     with pytest.raises(InputError) as caught:
-        describe_backend(replace(config, image="no-such-template"), "e2b")
+        describe_backend(replace(config, backend_config=E2BConfig("no-such-template")), "e2b")
     assert "no template 'no-such-template'" in _one_line(caught.value)
     assert _created_since(server, mark) == []
 

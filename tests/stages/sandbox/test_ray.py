@@ -19,7 +19,7 @@ import pytest
 import passbench
 from passbench.core.errors import InputError, SandboxError
 from passbench.core.records import ExecResult, Program
-from passbench.stages.sandbox import SandboxConfig, describe_backend, open_sandbox
+from passbench.stages.sandbox import RayConfig, SandboxConfig, describe_backend, open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef
 from passbench.stages.sandbox.remote.agent import RunnerSetup, sandbox_config
 from passbench.stages.sandbox.remote.wire import RunRequest
@@ -45,7 +45,9 @@ def cluster() -> Iterator[RayCluster]:
 
 
 def ray_config(address: str, **fields: object) -> SandboxConfig:
-    config = SandboxConfig(python=PYTHON, limits=TEST_LIMITS, environment=HOST, ray_address=address)
+    config = SandboxConfig(
+        python=PYTHON, limits=TEST_LIMITS, environment=HOST, backend_config=RayConfig(address)
+    )
     return replace(config, **fields)  # type: ignore[arg-type]
 
 
@@ -146,10 +148,10 @@ def test_describe_names_the_cluster_as_given(monkeypatch: pytest.MonkeyPatch) ->
     assert (target.backend, target.location) == ("ray", "auto")
     assert target.environment == config.environment
     assert target.isolation == "bubblewrap on each node"
-    unset = describe_backend(replace(config, ray_address=None), "ray")
+    unset = describe_backend(replace(config, backend_config=RayConfig()), "ray")
     assert unset is not None and unset.location == "local"
     monkeypatch.setenv("RAY_ADDRESS", "auto")
-    from_env = describe_backend(replace(config, ray_address=None), "ray")
+    from_env = describe_backend(replace(config, backend_config=RayConfig()), "ray")
     assert from_env is not None and from_env.location == "RAY_ADDRESS=auto"
 
 

@@ -28,7 +28,13 @@ from passbench.core.records import ExecResult, Isolation, Program
 from passbench.core.settings import Paths
 from passbench.stages.evalenv import EnvInfo, check_integrity
 from passbench.stages.evaluate.settings import EvaluateSettings, TimeLimits
-from passbench.stages.sandbox import BackendTarget, Sandbox, describe_backend, open_sandbox
+from passbench.stages.sandbox import (
+    BackendTarget,
+    Sandbox,
+    backend_config,
+    describe_backend,
+    open_sandbox,
+)
 from passbench.stages.sandbox.base import EnvironmentRef, SandboxConfig
 
 
@@ -186,10 +192,13 @@ class Execution:
             allow_unsandboxed=self.settings.allow_unsandboxed,
             scratch_dir=self.paths.cache_dir / "scratch",
             environment=environment,
-            endpoint=self.settings.endpoint,
-            token=self.settings.token,
-            image=self.settings.image,
-            ray_address=self.settings.ray_address,
+            backend_config=backend_config(
+                self.settings.backend,
+                endpoint=self.settings.endpoint,
+                token=self.settings.token,
+                image=self.settings.image,
+                ray_address=self.settings.ray_address,
+            ),
         )
 
     def open_sandbox(self, backend: str | None = None) -> Sandbox:

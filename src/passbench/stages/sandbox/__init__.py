@@ -28,8 +28,13 @@ from typing import Any
 
 from passbench.core.errors import UnknownNameError
 from passbench.stages.sandbox.base import (
+    BackendConfig,
     BackendTarget,
+    ContainerConfig,
+    E2BConfig,
     Limits,
+    RayConfig,
+    RemoteConfig,
     Sandbox,
     SandboxConfig,
     WarnCallback,
@@ -39,10 +44,16 @@ from passbench.stages.sandbox.host.isolation import check_isolation
 __all__ = [
     "BACKENDS",
     "TARGETS",
+    "BackendConfig",
     "BackendTarget",
+    "ContainerConfig",
+    "E2BConfig",
     "Limits",
+    "RayConfig",
+    "RemoteConfig",
     "Sandbox",
     "SandboxConfig",
+    "backend_config",
     "check_isolation",
     "describe_backend",
     "open_sandbox",
@@ -68,6 +79,27 @@ TARGETS: dict[str, str] = {
     "docker": "passbench.stages.sandbox.remote.container:describe_docker",
     "podman": "passbench.stages.sandbox.remote.container:describe_podman",
 }
+
+
+def backend_config(
+    backend: str,
+    *,
+    endpoint: str | None = None,
+    token: str | None = None,
+    image: str | None = None,
+    ray_address: str | None = None,
+) -> BackendConfig | None:
+    """The chosen backend's own settings from the flags and config-file keys that select one
+    (--endpoint and its token, --image, --ray-address): the one place they are resolved. The
+    local backends take none; a flag meant for another backend is ignored, as it always was."""
+    configs: dict[str, BackendConfig] = {
+        "remote": RemoteConfig(endpoint, token),
+        "docker": ContainerConfig(image),
+        "podman": ContainerConfig(image),
+        "e2b": E2BConfig(image),
+        "ray": RayConfig(ray_address),
+    }
+    return configs.get(backend)
 
 
 def open_sandbox(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from passbench.core.records import ExecResult, Isolation, Program
 
@@ -46,6 +46,42 @@ class EnvironmentRef:
 
 
 @dataclass(frozen=True)
+class RemoteConfig:
+    """The `remote` backend's own settings: a passbench server."""
+
+    endpoint: str | None = None  # the server's base URL (--endpoint)
+    token: str | None = field(default=None, repr=False)  # bearer token (PASSBENCH_REMOTE_TOKEN)
+
+
+@dataclass(frozen=True)
+class ContainerConfig:
+    """The `docker` and `podman` backends' own settings."""
+
+    image: str | None = None  # the runner image (--image; None: this passbench's default)
+
+
+@dataclass(frozen=True)
+class E2BConfig:
+    """The `e2b` backend's own settings."""
+
+    template: str | None = None  # the E2B template (--image; None: passbench's default)
+
+
+@dataclass(frozen=True)
+class RayConfig:
+    """The `ray` backend's own settings."""
+
+    address: str | None = None  # the cluster (--ray-address; None: RAY_ADDRESS, else a new one)
+
+
+#: What a backend that runs programs elsewhere is told besides SandboxConfig (the local
+#: backends need nothing more). Made from the flags in one place: sandbox.backend_config.
+BackendConfig = RemoteConfig | ContainerConfig | E2BConfig | RayConfig
+
+_Own = TypeVar("_Own", RemoteConfig, ContainerConfig, E2BConfig, RayConfig)
+
+
+@dataclass(frozen=True)
 class SandboxConfig:
     """Where and how the sandbox runs programs."""
 
@@ -63,10 +99,13 @@ class SandboxConfig:
     allow_unsandboxed: bool = False
     # the environment by identity (remote backends provide it; local ones use `python`)
     environment: EnvironmentRef | None = None
-    endpoint: str | None = None  # remote backends: the server's base URL
-    token: str | None = field(default=None, repr=False)  # remote backends: bearer token
-    image: str | None = None  # docker/podman: the image; e2b: the template
-    ray_address: str | None = None  # ray: the cluster ("auto", "ray://HOST:10001", ...)
+    # the chosen backend's own settings, when it runs programs elsewhere
+    backend_config: BackendConfig | None = None
+
+    def own(self, kind: type[_Own]) -> _Own:
+        """The backend's own settings of type `kind` (its defaults when none were given)."""
+        given = self.backend_config
+        return given if isinstance(given, kind) else kind()
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from passbench.core.errors import BackendUnavailable, SandboxError
 from passbench.core.records import ExecResult, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
+    ContainerConfig,
     EnvironmentRef,
     Limits,
     SandboxConfig,
@@ -159,7 +160,7 @@ def image_environment(labels: dict[str, str], wanted: EnvironmentRef, image: str
 
 def describe_engine(config: SandboxConfig, engine: str) -> BackendTarget:
     """The image this run's containers start from (by id) and the environment it offers."""
-    image = config.image or default_image()
+    image = config.own(ContainerConfig).image or default_image()
     info = inspect_image(engine, image)
     environment = image_environment(
         info.labels, config.environment or EnvironmentRef("host"), image
@@ -259,7 +260,7 @@ class ContainerSandbox(RemoteBackend):
         self.config = config
         self.engine = engine
         self.executable = engine_command(engine)
-        self.image = config.image or default_image()
+        self.image = config.own(ContainerConfig).image or default_image()
         super().__init__(f"{engine} backend ({self.image})", engine, warn)
         info = inspect_image(engine, self.image)
         wanted = config.environment or EnvironmentRef("host")

@@ -31,6 +31,7 @@ from passbench.core.errors import BackendUnavailable, InputError, SandboxError
 from passbench.core.records import ExecResult, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
+    E2BConfig,
     EnvironmentRef,
     SandboxConfig,
     WarnCallback,
@@ -103,7 +104,7 @@ def translate(error: Exception, where: str) -> Exception:
 
 
 def _template(config: SandboxConfig) -> str:
-    return config.image or DEFAULT_TEMPLATE
+    return config.own(E2BConfig).template or DEFAULT_TEMPLATE
 
 
 def describe(config: SandboxConfig) -> BackendTarget:
@@ -196,8 +197,8 @@ def command_timeout_s(programs: list[Program], workers: int) -> int:
 
 
 class E2BSandbox(RemoteBackend):
-    """A Sandbox whose programs run in E2B sandboxes made from `SandboxConfig.image` (a template
-    name; default DEFAULT_TEMPLATE)."""
+    """A Sandbox whose programs run in E2B sandboxes made from `E2BConfig.template`
+    (default DEFAULT_TEMPLATE)."""
 
     def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
         _require_api_key()

@@ -43,6 +43,7 @@ from passbench.core.records import ExecResult, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
     EnvironmentRef,
+    RayConfig,
     SandboxConfig,
     WarnCallback,
 )
@@ -95,14 +96,15 @@ def _transient(ray: ModuleType) -> tuple[type[BaseException], ...]:
 
 
 def _address(config: SandboxConfig) -> str | None:
-    return config.ray_address or os.environ.get("RAY_ADDRESS") or None
+    return config.own(RayConfig).address or os.environ.get("RAY_ADDRESS") or None
 
 
 def location(config: SandboxConfig) -> str:
     """The cluster as the user named it: the address given, RAY_ADDRESS, or "local" (a cluster
     this backend starts on this machine)."""
-    if config.ray_address:
-        return config.ray_address
+    given = config.own(RayConfig).address
+    if given:
+        return given
     if os.environ.get("RAY_ADDRESS"):
         return f"RAY_ADDRESS={os.environ['RAY_ADDRESS']}"
     return "local"
@@ -240,7 +242,7 @@ class _Call:
 
 
 class RaySandbox(RemoteBackend):
-    """A Sandbox whose programs run on the nodes of a Ray cluster (`SandboxConfig.ray_address`,
+    """A Sandbox whose programs run on the nodes of a Ray cluster (`RayConfig.address`,
     else RAY_ADDRESS, else a cluster started on this machine)."""
 
     def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
@@ -267,7 +269,7 @@ class RaySandbox(RemoteBackend):
                     include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE_BYTES
                 )
             try:
-                ray.init(address=config.ray_address, **options)
+                ray.init(address=config.own(RayConfig).address, **options)
             except (ConnectionError, RuntimeError, ValueError) as error:
                 first = str(error).strip().splitlines()[0] if str(error).strip() else ""
                 raise InputError(

@@ -20,6 +20,7 @@ from passbench.core.records import ExecResult, Isolation, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
     EnvironmentRef,
+    RemoteConfig,
     SandboxConfig,
     WarnCallback,
 )
@@ -79,35 +80,37 @@ def _environment(info: dict[str, Any], wanted: EnvironmentRef, endpoint: str) ->
 
 
 def describe(config: SandboxConfig) -> BackendTarget:
-    """The server at `config.endpoint` and the environment it offers for this run."""
-    if not config.endpoint:
+    """The server at the endpoint and the environment it offers for this run."""
+    own = config.own(RemoteConfig)
+    if not own.endpoint:
         raise InputError("--backend remote needs --endpoint URL", field="endpoint")
     wanted = config.environment or EnvironmentRef("host")
-    info = server_info(config.endpoint, config.token)
+    info = server_info(own.endpoint, own.token)
     return BackendTarget(
         backend="remote",
-        location=config.endpoint,
-        environment=_environment(info, wanted, config.endpoint),
+        location=own.endpoint,
+        environment=_environment(info, wanted, own.endpoint),
         isolation=f"{info.get('isolation', Isolation.BUBBLEWRAP.value)} on the server",
     )
 
 
 class RemoteSandbox(RemoteBackend):
-    """A Sandbox whose programs run on a passbench server (`SandboxConfig.endpoint`)."""
+    """A Sandbox whose programs run on a passbench server (`RemoteConfig.endpoint`)."""
 
     def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
-        if not config.endpoint:
+        own = config.own(RemoteConfig)
+        if not own.endpoint:
             raise SandboxError("the remote backend needs an endpoint (--endpoint URL)")
         if config.environment is None:
             raise SandboxError("the remote backend needs the environment's identity")
         self.config = config
-        self.endpoint = config.endpoint.rstrip("/")
+        self.endpoint = own.endpoint.rstrip("/")
         super().__init__(f"remote backend {self.endpoint}", "remote", warn)
-        info = server_info(self.endpoint, config.token)
+        info = server_info(self.endpoint, own.token)
         self.environment = _environment(info, config.environment, self.endpoint)
         self._isolation = Isolation(info.get("isolation", Isolation.BUBBLEWRAP.value))
         self._client = httpx.Client(
-            headers=_headers(config.token),
+            headers=_headers(own.token),
             # the server sends a line at least every 10 s (a verdict or a heartbeat): silence
             # this long means a dead connection, which is retried
             timeout=httpx.Timeout(30.0, read=READ_TIMEOUT_S),
