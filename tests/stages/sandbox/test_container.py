@@ -233,7 +233,7 @@ def test_verdicts_equal_the_local_sandbox(podman_sandbox: Sandbox) -> None:
 def test_describe_names_the_image_by_id(podman_config: SandboxConfig) -> None:
     target = describe_backend(podman_config, "podman")
     assert target is not None
-    assert target.location.startswith(f"{podman_config.image}@sha256:")
+    assert target.location.startswith(f"{podman_config.own(ContainerConfig).image}@sha256:")
     assert target.environment.name == "host" and target.environment.python_version == "3.11"
     with pytest.raises(SandboxError, match=r"no 'bigcodebench' environment"):
         describe_backend(
