@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# passbench's runner image: the agent (python -m passbench.stages.sandbox.agent) with bubblewrap and the
+# passbench's runner image: the agent (python -m passbench.stages.sandbox.remote.agent) with bubblewrap and the
 # BigCodeBench evaluation environment, built from this checkout's passbench and its lock.
 #
 #   passbench image build                         # tags passbench:VERSION-LOCK12, see docs/backend-containers.md
@@ -106,4 +106,4 @@ USER passbench
 WORKDIR /home/passbench
 # the backend runs containers with a read-only root: scratch space and HOME live in /tmp
 ENV HOME=/tmp PYTHONDONTWRITEBYTECODE=1
-ENTRYPOINT ["python", "-m", "passbench.stages.sandbox.agent", "--envs-root", "/opt/passbench/envs", "--scratch-dir", "/tmp/passbench-scratch"]
+ENTRYPOINT ["python", "-m", "passbench.stages.sandbox.remote.agent", "--envs-root", "/opt/passbench/envs", "--scratch-dir", "/tmp/passbench-scratch"]

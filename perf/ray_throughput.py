@@ -27,10 +27,10 @@ from _common import REPO_ROOT, data_dir, machine_facts, ratio, write_result
 from passbench.core.records import ExecResult, Program
 from passbench.stages.benchmarks import get_benchmark
 from passbench.stages.benchmarks.data import DataSettings
-from passbench.stages.sandbox import SandboxConfig, open_sandbox
-from passbench.stages.sandbox.agent import RunnerSetup, sandbox_config
+from passbench.stages.sandbox import RayConfig, SandboxConfig, open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef, Limits
-from passbench.stages.sandbox.wire import RunRequest
+from passbench.stages.sandbox.remote.agent import RunnerSetup, sandbox_config
+from passbench.stages.sandbox.remote.wire import RunRequest
 
 # the test suite's cluster helper: one way of starting (and only ever stopping our own) nodes
 sys.path.insert(0, str(REPO_ROOT / "tests" / "sandbox"))
@@ -124,7 +124,9 @@ def main() -> int:
     facts: dict[str, Any] = {}
     if options.address:
         config = SandboxConfig(
-            python=local_config.python, environment=wanted, ray_address=options.address
+            python=local_config.python,
+            environment=wanted,
+            backend_config=RayConfig(options.address),
         )
         ray = timed(config, "ray", batch)
     else:
@@ -134,7 +136,9 @@ def main() -> int:
             facts["cluster_idle_rss_mb"] = cluster_memory_mb(cluster)
             print(f"  ray cluster of {options.nodes} nodes up in {facts['cluster_start_s']} s")
             config = SandboxConfig(
-                python=local_config.python, environment=wanted, ray_address=cluster.address
+                python=local_config.python,
+                environment=wanted,
+                backend_config=RayConfig(cluster.address),
             )
             ray = timed(config, "ray", batch)
             facts["cluster_rss_after_run_mb"] = cluster_memory_mb(cluster)

@@ -19,7 +19,7 @@ from passbench.apps.cli import cli
 from passbench.core.records import Isolation
 from passbench.core.settings import Paths
 from passbench.stages.evaluate import EvaluateSettings, Evaluator
-from passbench.stages.sandbox.cgroups import detect
+from passbench.stages.sandbox.host.cgroups import detect
 
 pytestmark = pytest.mark.bwrap
 

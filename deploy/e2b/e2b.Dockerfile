@@ -9,7 +9,7 @@ FROM python:3.10-bookworm
 
 # bubblewrap isolates each sample inside the microVM; the rest is what the evaluation
 # environment's packages need at run time (the same list scripts/setup.sh installs)
-COPY src/passbench/evalenv/apt-packages.txt /tmp/apt-packages.txt
+COPY src/passbench/stages/evalenv/apt-packages.txt /tmp/apt-packages.txt
 RUN apt-get update && grep -v '^#' /tmp/apt-packages.txt | grep -v '^python3' | xargs apt-get install -y --no-install-recommends bubblewrap ca-certificates && rm -rf /var/lib/apt/lists/*
 
 # passbench from this checkout, in a venv of its own
@@ -22,5 +22,5 @@ RUN /opt/passbench/bin/passbench env create bigcodebench --path /opt/passbench/e
 
 # envd runs commands through a login shell (bash -l), which resets PATH from /etc/profile:
 # a profile.d script is what puts passbench's interpreter first there, so that the backend's
-# command (`python -m passbench.sandbox.agent ...`) finds it, and names the environment
+# command (`python -m passbench.stages.sandbox.remote.agent ...`) finds it, and names the environment
 RUN printf '%s\n' 'export PATH=/opt/passbench/bin:$PATH' 'export PASSBENCH_ENV_DIR=/opt/passbench/envs/bigcodebench' > /etc/profile.d/passbench.sh

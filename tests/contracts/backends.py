@@ -14,7 +14,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from passbench.stages.sandbox import SandboxConfig
+from passbench.stages.sandbox import (
+    ContainerConfig,
+    E2BConfig,
+    SandboxConfig,
+    backend_config,
+)
 
 
 class Unavailable(Exception):
@@ -30,7 +35,15 @@ class BackendUnderTest:
     no_bigcodebench: str = ""
 
     def config(self, base: SandboxConfig) -> SandboxConfig:
-        return replace(base, **self.fields)
+        # the selecting fields become the backend's own config, as Execution makes it
+        selecting = {key: value for key, value in self.fields.items() if key in _SELECTING}
+        rest = {key: value for key, value in self.fields.items() if key not in _SELECTING}
+        own = backend_config(self.name, **selecting)
+        return replace(base, backend_config=own, **rest)
+
+
+#: EvaluateSettings fields that backend_config turns into a backend's own config
+_SELECTING = ("endpoint", "token", "image", "ray_address")
 
 
 Opener = Callable[[Path], contextlib.AbstractContextManager[BackendUnderTest]]
@@ -70,7 +83,11 @@ def _e2b(root: Path) -> Iterator[BackendUnderTest]:
         raise Unavailable(f"the e2b backend needs the e2b SDK: {error}") from None
     with e2b_loopback() as (name, config):
         yield BackendUnderTest(
-            name, {"image": config.image, "allow_unsandboxed": config.allow_unsandboxed}
+            name,
+            {
+                "image": config.own(E2BConfig).template,
+                "allow_unsandboxed": config.allow_unsandboxed,
+            },
         )
 
 
@@ -96,7 +113,7 @@ def _podman(root: Path) -> Iterator[BackendUnderTest]:
 
     from passbench.core.errors import PassbenchError
     from passbench.stages.sandbox.base import EnvironmentRef
-    from passbench.stages.sandbox.container import describe_podman
+    from passbench.stages.sandbox.remote.container import describe_podman
 
     refusal = podman_refusal()
     if refusal is not None:
@@ -107,7 +124,8 @@ def _podman(root: Path) -> Iterator[BackendUnderTest]:
             lacking = ""
         except PassbenchError as error:
             lacking = f"{error} (set PASSBENCH_TEST_IMAGE to an image built with it)"
-        yield BackendUnderTest(name, {"image": config.image}, no_bigcodebench=lacking)
+        image = config.own(ContainerConfig).image
+        yield BackendUnderTest(name, {"image": image}, no_bigcodebench=lacking)
 
 
 #: Every backend but the local one (the reference).

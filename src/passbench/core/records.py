@@ -112,7 +112,7 @@ class IOSpec:
     time limit, enforced by the sandbox worker outside the candidate's process."""
 
     entry_point: str
-    inputs_json: str  # tagged JSON (sandbox/_values.py) of the list of argument lists
+    inputs_json: str  # tagged JSON (sandbox/inside/_values.py) of the list of argument lists
     time_limits: tuple[float, ...]  # seconds, one per input
     want_values: tuple[int, ...] = ()  # inputs whose output the judge needs whole
     guard: str = "evalplus"  # the reliability guard the child applies: "evalplus" or "lcb"

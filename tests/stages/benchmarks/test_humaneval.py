@@ -15,7 +15,7 @@ import pytest
 from passbench.core.records import Program
 from passbench.stages.benchmarks import DataSettings, DifferentialBenchmark, get_benchmark
 from passbench.stages.benchmarks.humaneval import HumanEval, HumanEvalOpenAI, HumanEvalPlus
-from passbench.stages.sandbox import _values
+from passbench.stages.sandbox.inside import _values
 
 
 def run_script(program: Program, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:

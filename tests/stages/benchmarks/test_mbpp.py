@@ -17,7 +17,7 @@ from passbench.stages.benchmarks.mbpp import Mbpp, MbppPlus, deserialize_inputs,
 from passbench.stages.differential import PhaseSpec, judge
 from passbench.stages.evaluate import EvaluateSettings, Evaluator
 from passbench.stages.prompts import build_prompt, stop_sequences
-from passbench.stages.sandbox import _values
+from passbench.stages.sandbox.inside import _values
 
 EVALPLUS_HASH = "ee43ecabebf20deef4bb776a405ac5b1"  # md5 of MbppPlus-v0.2.0.jsonl
 

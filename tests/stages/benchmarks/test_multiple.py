@@ -327,7 +327,7 @@ def test_process_programs_cross_the_wire_to_remote_backends() -> None:
     import json
 
     from passbench.core.errors import PassbenchError
-    from passbench.stages.sandbox import wire
+    from passbench.stages.sandbox.remote import wire
 
     program = _program("java", GOOD["java"], "wire")
     data = json.loads(json.dumps(wire.program_to_json(program)))

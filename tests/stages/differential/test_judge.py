@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from passbench.core.records import ErrorCategory, ExecResult, Isolation
 from passbench.stages.differential.judge import PhaseSpec, allclose, judge, wanted_values
-from passbench.stages.sandbox import _io_style
+from passbench.stages.sandbox.inside import _io_style
 
 
 def record(

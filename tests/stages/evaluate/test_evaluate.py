@@ -17,7 +17,7 @@ import pytest
 from passbench.core.errors import UnknownNameError
 from passbench.core.settings import Paths
 from passbench.stages.benchmarks.selection import select_tasks
-from passbench.stages.evaluate import EvaluateSettings, Evaluator, sample_time_limit
+from passbench.stages.evaluate import EvaluateSettings, Evaluator, TimeLimits
 from passbench.stages.sandbox.base import Limits
 
 pytestmark = pytest.mark.bwrap
@@ -56,12 +56,17 @@ def run_cli(
 
 
 def test_official_time_limit_derivation() -> None:
-    settings = EvaluateSettings()
-    assert sample_time_limit(settings, 240.0, 3.0) == 241.0
-    assert sample_time_limit(settings, 240.0, 300.0) == 301.0
-    fast = EvaluateSettings(timeout_per_task_s=5.0, min_time_limit_s=1.0)
-    assert sample_time_limit(fast, 240.0, 2.0) == 6.0
-    assert sample_time_limit(fast, 240.0, None) == 21.0  # official: 20 s for a failed GT
+    limits = TimeLimits.resolve(EvaluateSettings(), 240.0)
+    assert limits.sample_s(3.0) == 241.0
+    assert limits.sample_s(300.0) == 301.0
+    assert limits.program_s() == 241.0  # the ground truth: no reference time
+    fast = TimeLimits.resolve(EvaluateSettings(timeout_per_task_s=5.0, min_time_limit_s=1.0), 240.0)
+    assert fast.sample_s(2.0) == 6.0
+    assert fast.sample_s(None) == 21.0  # official: 20 s for a failed GT
+    assert fast.program_s() == 6.0  # the ground truth: max(per task, min) + 1
+    assert fast.sample_s(2.0, has_reference=False) == 5.0  # MultiPL-E: its own limit
+    tight = TimeLimits.resolve(EvaluateSettings(timeout_per_task_s=0.5, min_time_limit_s=2.0), 9)
+    assert tight.program_s() == 3.0 and tight.sample_s(0.1) == 3.0  # the minimum holds
 
 
 def test_selection_keeps_order_and_rejects_unknown_ids(paths: Paths) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from passbench.stages.sandbox import SandboxConfig
+from passbench.stages.sandbox import ContainerConfig, SandboxConfig
 from passbench.stages.sandbox.base import EnvironmentRef
 
 from .helpers import TEST_LIMITS
@@ -199,7 +199,7 @@ def container_backend(workers: int = 2) -> Iterator[tuple[str, SandboxConfig]]:
                 python=Path(sys.executable),  # unused: the image's interpreter runs programs
                 workers=workers,
                 limits=TEST_LIMITS,
-                image=image,
+                backend_config=ContainerConfig(image),
                 environment=EnvironmentRef("host"),
             ),
         )

@@ -20,9 +20,9 @@ from pathlib import Path
 import platformdirs
 
 import passbench
-from passbench.stages.sandbox.base import EnvironmentRef, SandboxConfig
-from passbench.stages.sandbox.e2b_backend import DEFAULT_TEMPLATE
-from passbench.stages.sandbox.isolation import check_isolation
+from passbench.stages.sandbox.base import E2BConfig, EnvironmentRef, SandboxConfig
+from passbench.stages.sandbox.host.isolation import check_isolation
+from passbench.stages.sandbox.remote.e2b_backend import DEFAULT_TEMPLATE
 
 from .e2b_loopback import LoopbackE2B, LoopbackTemplate, loopback_environment
 from .helpers import TEST_LIMITS
@@ -83,6 +83,6 @@ def loopback_config() -> SandboxConfig:
         workers=2,
         limits=TEST_LIMITS,
         environment=EnvironmentRef("host"),
-        image=DEFAULT_TEMPLATE,
+        backend_config=E2BConfig(DEFAULT_TEMPLATE),
         allow_unsandboxed=not bubblewrap_here(),
     )

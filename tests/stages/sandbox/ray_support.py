@@ -2,7 +2,7 @@
 suite): `ray start --head` plus more `ray start --address=...` nodes, each its own raylet.
 
     with ray_cluster() as address:          # two nodes, one CPU each
-        config = replace(config, ray_address=address)
+        config = replace(config, backend_config=RayConfig(address))
     with running_ray(config) as (backend, config):   # the same, for a suite of backends
         open_sandbox(config, backend=backend)
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import passbench
-from passbench.stages.sandbox import SandboxConfig
+from passbench.stages.sandbox import RayConfig, SandboxConfig
 
 RAY = Path(sys.executable).with_name("ray")
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
@@ -230,4 +230,4 @@ def running_ray(
     location), with its own NLTK data. `config.env` is not sent: a node's samples get the
     environment's variables, as with the agent."""
     with ray_cluster(env=env) as address:
-        yield "ray", replace(config, ray_address=address)
+        yield "ray", replace(config, backend_config=RayConfig(address))

@@ -1,6 +1,5 @@
-"""The runner backends start where programs run (`python -m passbench.stages.sandbox.agent`): a
-request
-in, verdicts out as NDJSON lines, the same answer the server gives."""
+"""The runner backends start where programs run (`python -m passbench.stages.sandbox.remote.agent`):
+a request in, verdicts out as NDJSON lines, the same answer the server gives."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from passbench.stages.sandbox.base import EnvironmentRef
-from passbench.stages.sandbox.wire import RunRequest, read_verdicts, request_to_json
+from passbench.stages.sandbox.remote.wire import RunRequest, read_verdicts, request_to_json
 
 from .conftest import needs_bwrap
 from .helpers import TEST_LIMITS, checks_program, unittest_program
@@ -19,7 +18,7 @@ from .helpers import TEST_LIMITS, checks_program, unittest_program
 
 def _agent(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "passbench.stages.sandbox.agent", *args],
+        [sys.executable, "-m", "passbench.stages.sandbox.remote.agent", *args],
         input=stdin,
         capture_output=True,
         timeout=120,

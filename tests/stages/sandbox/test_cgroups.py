@@ -14,7 +14,7 @@ import pytest
 
 from passbench.core.records import ErrorCategory, Isolation
 from passbench.stages.sandbox import Sandbox, SandboxConfig, open_sandbox
-from passbench.stages.sandbox.cgroups import (
+from passbench.stages.sandbox.host.cgroups import (
     WORKER_MEMORY_MB,
     WORKER_PIDS,
     _folder,
@@ -22,7 +22,7 @@ from passbench.stages.sandbox.cgroups import (
     _v2_parent,
     detect,
 )
-from passbench.stages.sandbox.launch import SHM_MB
+from passbench.stages.sandbox.host.launch import SHM_MB
 
 from .helpers import PYTHON, TEST_LIMITS, checks_program, run_one
 

@@ -23,15 +23,20 @@ from passbench.core.errors import SandboxError
 from passbench.core.records import ExecResult, Isolation, Program
 from passbench.core.settings.registry import BACKEND_NAMES
 from passbench.stages.sandbox import BACKENDS, TARGETS, Sandbox, describe_backend, open_sandbox
-from passbench.stages.sandbox.base import EnvironmentRef, Limits, SandboxConfig
-from passbench.stages.sandbox.container import (
+from passbench.stages.sandbox.base import ContainerConfig, EnvironmentRef, Limits, SandboxConfig
+from passbench.stages.sandbox.remote.container import (
     ContainerSandbox,
     engine_command,
     image_environment,
     parse_inspect,
     run_command,
 )
-from passbench.stages.sandbox.images import ImageSpec, build_command, environment_lock, lock_label
+from passbench.stages.sandbox.remote.images import (
+    ImageSpec,
+    build_command,
+    environment_lock,
+    lock_label,
+)
 
 from .conftest import needs_bwrap
 from .container_support import REPO, container_backend
@@ -142,7 +147,9 @@ def test_missing_engine_says_what_to_install(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(SandboxError, match="apt-get install podman"):
         engine_command("podman")
     with pytest.raises(SandboxError, match="needs the `docker` command"):
-        describe_backend(SandboxConfig(python=PYTHON, image="x"), "docker")
+        describe_backend(
+            SandboxConfig(python=PYTHON, backend_config=ContainerConfig("x")), "docker"
+        )
 
 
 def test_the_agent_skips_the_integrity_check_only_when_told(
@@ -150,7 +157,7 @@ def test_the_agent_skips_the_integrity_check_only_when_told(
 ) -> None:
     """What the container backend passes (--skip-integrity-check) reaches the runner setup;
     without it the agent checks the environment, as on a host."""
-    from passbench.stages.sandbox import agent
+    from passbench.stages.sandbox.remote import agent
 
     setups: list[agent.RunnerSetup] = []
 
@@ -226,14 +233,17 @@ def test_verdicts_equal_the_local_sandbox(podman_sandbox: Sandbox) -> None:
 def test_describe_names_the_image_by_id(podman_config: SandboxConfig) -> None:
     target = describe_backend(podman_config, "podman")
     assert target is not None
-    assert target.location.startswith(f"{podman_config.image}@sha256:")
+    assert target.location.startswith(f"{podman_config.own(ContainerConfig).image}@sha256:")
     assert target.environment.name == "host" and target.environment.python_version == "3.11"
     with pytest.raises(SandboxError, match=r"no 'bigcodebench' environment"):
         describe_backend(
             replace(podman_config, environment=EnvironmentRef("bigcodebench")), "podman"
         )
     with pytest.raises(SandboxError, match="passbench image build --engine podman"):
-        describe_backend(replace(podman_config, image="localhost/passbench-none:0"), "podman")
+        describe_backend(
+            replace(podman_config, backend_config=ContainerConfig("localhost/passbench-none:0")),
+            "podman",
+        )
 
 
 @pytest.mark.slow
@@ -293,7 +303,10 @@ def test_a_killed_container_costs_only_its_pending_programs(podman_config: Sandb
                     subprocess.run(["podman", "kill", name], capture_output=True, check=False)
 
         begun = time.monotonic()
-        results = list(sandbox.run(programs, on_result=kill_on_first))
+        results = []
+        for result in sandbox.run(programs):
+            kill_on_first(result)
+            results.append(result)
     assert started, "no container was running at the first verdict"
     assert sorted(r.key for r in results) == sorted(p.key for p in programs)
     assert sorted(seen) == sorted(p.key for p in programs)  # each verdict once
@@ -357,7 +370,7 @@ def test_image_with_multiple_toolchains_dry_run() -> None:
     import shlex
 
     from passbench.stages.benchmarks.multiple import LANGUAGES, image_toolchains
-    from passbench.stages.sandbox.images import toolchain_build_args
+    from passbench.stages.sandbox.remote.images import toolchain_build_args
 
     arguments = ["image", "build", "--engine", "docker", "--dry-run", "--with-multipl-e"]
     result = CliRunner().invoke(cli, [*arguments, "--context", str(REPO)])

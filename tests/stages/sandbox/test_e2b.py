@@ -22,7 +22,8 @@ pytest.importorskip("e2b")
 from passbench.apps.cli import main
 from passbench.core.errors import InputError
 from passbench.core.records import ExecResult, Program
-from passbench.stages.sandbox import SandboxConfig, describe_backend, e2b_backend, open_sandbox
+from passbench.stages.sandbox import E2BConfig, SandboxConfig, describe_backend, open_sandbox
+from passbench.stages.sandbox.remote import e2b_backend
 
 from .e2b_loopback import Event, LoopbackE2B, describe
 from .e2b_support import loopback, loopback_config
@@ -139,13 +140,11 @@ def test_an_expiring_sandbox_costs_only_the_pending_programs(
     server.plan("expire", after_lines=2)
     mark = len(server.events)
     warnings: list[str] = []
-    seen: list[ExecResult] = []
     one_at_a_time = replace(config, workers=1)
     with open_sandbox(one_at_a_time, backend="e2b", warn=warnings.append) as sandbox:
-        results = list(sandbox.run(programs, on_result=seen.append))
+        results = list(sandbox.run(programs))
     keys = [r.key for r in results]
     assert sorted(keys) == sorted(p.key for p in programs), "a verdict lost or given twice"
-    assert [r.key for r in seen] == keys
     assert all(r.status == "pass" for r in results)
     first, second = _created_since(server, mark)
     assert any(e.kind == "expire" and e.sandbox_id == first for e in server.events)
@@ -184,11 +183,9 @@ def test_batches_are_chunked_across_sandboxes(
     monkeypatch.setattr(e2b_backend, "CHUNK", 3)
     programs = [unittest_program(f"c{i}", "def f(x):\n    return x + 1\n") for i in range(7)]
     mark = len(server.events)
-    seen: list[str] = []
     with open_sandbox(config, backend="e2b") as sandbox:
-        results = list(sandbox.run(programs, on_result=lambda r: seen.append(r.key)))
+        results = list(sandbox.run(programs))
     assert sorted(r.key for r in results) == sorted(p.key for p in programs)
-    assert seen == [r.key for r in results]
     created = _created_since(server, mark)
     assert len(created) == 3
     asked = [_requests(server.events, sid)[0] for sid in created]
@@ -208,7 +205,8 @@ def test_sandboxes_are_killed_when_the_run_fails(
         pytest.raises(RuntimeError, match="journal"),
         open_sandbox(config, backend="e2b") as sandbox,
     ):
-        list(sandbox.run(programs, on_result=refuse))
+        for result in sandbox.run(programs):  # as the evaluator journals each verdict
+            refuse(result)
     (created,) = _created_since(server, mark)
     assert any(e.kind == "kill" and e.sandbox_id == created for e in server.events)
     assert not server.live()
@@ -243,7 +241,7 @@ def test_a_wrong_api_key_is_one_line(
 def test_an_unknown_template_is_one_line(server: LoopbackE2B, config: SandboxConfig) -> None:
     mark = len(server.events)
     with pytest.raises(InputError) as caught:
-        describe_backend(replace(config, image="no-such-template"), "e2b")
+        describe_backend(replace(config, backend_config=E2BConfig("no-such-template")), "e2b")
     assert "no template 'no-such-template'" in _one_line(caught.value)
     assert _created_since(server, mark) == []
 
@@ -294,7 +292,7 @@ def test_the_template_dockerfile_is_one_e2b_builds() -> None:
 
 def test_the_sdk_is_imported_only_when_the_backend_is_used() -> None:
     check = (
-        "import sys, passbench.apps.cli, passbench.stages.sandbox.e2b_backend; "
+        "import sys, passbench.apps.cli, passbench.stages.sandbox.remote.e2b_backend; "
         "sys.exit(1 if 'e2b' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", check], timeout=120).returncode == 0

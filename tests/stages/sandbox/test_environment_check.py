@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from passbench.core.errors import SandboxError
-from passbench.stages.sandbox import remote
 from passbench.stages.sandbox.base import EnvironmentRef
-from passbench.stages.sandbox.container import LABEL_PYTHON, LABEL_VERSION, image_environment
-from passbench.stages.sandbox.e2b_backend import template_environment
-from passbench.stages.sandbox.wire import offered_environment
+from passbench.stages.sandbox.remote import remote
+from passbench.stages.sandbox.remote.container import LABEL_PYTHON, LABEL_VERSION, image_environment
+from passbench.stages.sandbox.remote.e2b_backend import template_environment
+from passbench.stages.sandbox.remote.wire import offered_environment
 
 LOCK = "a" * 64
 OFFERED = {"bigcodebench": {"lock_sha256": LOCK, "python_version": "3.10.14"}, "host": {}}
@@ -51,7 +51,7 @@ def test_each_backend_refuses_in_its_own_words() -> None:
     assert str(error.value).endswith(
         "this run's is bbbbbbbbbbbb; build both from the same passbench and Python version"
     )
-    from passbench.stages.sandbox.container import passbench_version
+    from passbench.stages.sandbox.remote.container import passbench_version
 
     labels = {
         LABEL_VERSION: passbench_version(),

@@ -4,14 +4,16 @@ sample."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from passbench.core.records import ErrorCategory, Isolation, Program
-from passbench.stages.sandbox import Sandbox
+from passbench.stages.sandbox import Sandbox, SandboxConfig, open_sandbox
 
-from .helpers import checks_program, run_one, unittest_program
+from .conftest import needs_bwrap
+from .helpers import PYTHON, TEST_LIMITS, checks_program, run_one, unittest_program
 
 GOOD = "def f(x):\n    return x + 1\n"
 
@@ -237,6 +239,24 @@ def test_fork_bomb(any_sandbox: Sandbox) -> None:
     result = run_one(any_sandbox, checks_program("bomb", body, timeout_s=3.0))
     assert result.status != "pass"
     _still_works(any_sandbox)
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_fork_bomb_at_its_time_limit_gets_one_verdict_however_loaded() -> None:
+    # At its time limit the test's alarm interrupts the bomb and the child reports within the
+    # grace second. With 1024 copies spinning on this machine's two cores the report used to
+    # come after the deadline ("timeout", not "fail": the verdict depended on load and so on
+    # the backend); the worker now stops the copies at the time limit.
+    body = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+    verdicts = set()
+    for processes in (8, 1024):
+        limits = replace(TEST_LIMITS, processes=processes)
+        with open_sandbox(SandboxConfig(python=PYTHON, workers=1, limits=limits)) as sandbox:
+            for _ in range(2):
+                result = run_one(sandbox, checks_program("bomb", body, timeout_s=2.0))
+                verdicts.add((result.status, result.category))
+    assert verdicts == {("fail", ErrorCategory.TIMEOUT)}
 
 
 @pytest.mark.parametrize(

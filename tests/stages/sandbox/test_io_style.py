@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from passbench.core.records import ExecResult, IOSpec, Program
-from passbench.stages.sandbox import Sandbox, _values
+from passbench.stages.sandbox import Sandbox
+from passbench.stages.sandbox.inside import _values
 
 from .helpers import run_one
 

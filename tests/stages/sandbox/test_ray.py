@@ -19,10 +19,10 @@ import pytest
 import passbench
 from passbench.core.errors import InputError, SandboxError
 from passbench.core.records import ExecResult, Program
-from passbench.stages.sandbox import SandboxConfig, describe_backend, open_sandbox
-from passbench.stages.sandbox.agent import RunnerSetup, sandbox_config
+from passbench.stages.sandbox import RayConfig, SandboxConfig, describe_backend, open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef
-from passbench.stages.sandbox.wire import RunRequest
+from passbench.stages.sandbox.remote.agent import RunnerSetup, sandbox_config
+from passbench.stages.sandbox.remote.wire import RunRequest
 
 from .conftest import BWRAP
 from .helpers import EVALENV_PYTHON, PYTHON, TEST_LIMITS, checks_program, unittest_program
@@ -45,7 +45,9 @@ def cluster() -> Iterator[RayCluster]:
 
 
 def ray_config(address: str, **fields: object) -> SandboxConfig:
-    config = SandboxConfig(python=PYTHON, limits=TEST_LIMITS, environment=HOST, ray_address=address)
+    config = SandboxConfig(
+        python=PYTHON, limits=TEST_LIMITS, environment=HOST, backend_config=RayConfig(address)
+    )
     return replace(config, **fields)  # type: ignore[arg-type]
 
 
@@ -99,13 +101,12 @@ def test_a_node_killed_mid_run_loses_no_finished_verdict(cluster: RayCluster) ->
     doomed = cluster.add_node(cpus=1)  # a third node, so the module's two stay for the rest
     programs = [_sleepy(f"p{i}", 1.5, correct=i % 3 != 0) for i in range(12)]
     warnings: list[str] = []
-    journaled: list[str] = []
     arrived: list[ExecResult] = []
     try:
         with open_sandbox(
             ray_config(cluster.address), backend="ray", warn=warnings.append
         ) as sandbox:
-            for result in sandbox.run(programs, on_result=lambda r: journaled.append(r.key)):
+            for result in sandbox.run(programs):
                 arrived.append(result)
                 if len(arrived) == 3:  # every node holds a chunk now: lose one of them
                     cluster.kill_node(doomed)
@@ -114,7 +115,6 @@ def test_a_node_killed_mid_run_loses_no_finished_verdict(cluster: RayCluster) ->
         cluster.kill_node(doomed)
     keys = [result.key for result in arrived]
     assert sorted(keys) == sorted(p.key for p in programs)  # every program, each once
-    assert journaled == keys  # each journaled as it came, before it was yielded
     assert {r.key: r.status for r in arrived} == {
         p.key: ("fail" if int(p.key[1:]) % 3 == 0 else "pass") for p in programs
     }
@@ -148,10 +148,10 @@ def test_describe_names_the_cluster_as_given(monkeypatch: pytest.MonkeyPatch) ->
     assert (target.backend, target.location) == ("ray", "auto")
     assert target.environment == config.environment
     assert target.isolation == "bubblewrap on each node"
-    unset = describe_backend(replace(config, ray_address=None), "ray")
+    unset = describe_backend(replace(config, backend_config=RayConfig()), "ray")
     assert unset is not None and unset.location == "local"
     monkeypatch.setenv("RAY_ADDRESS", "auto")
-    from_env = describe_backend(replace(config, ray_address=None), "ray")
+    from_env = describe_backend(replace(config, backend_config=RayConfig()), "ray")
     assert from_env is not None and from_env.location == "RAY_ADDRESS=auto"
 
 

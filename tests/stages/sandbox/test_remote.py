@@ -19,7 +19,7 @@ import pytest
 from passbench.core.errors import SandboxError
 from passbench.core.settings import Paths
 from passbench.stages.evaluate import EvaluateSettings, Evaluator
-from passbench.stages.sandbox import SandboxConfig, open_sandbox
+from passbench.stages.sandbox import RemoteConfig, SandboxConfig, open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef
 
 from .conftest import BWRAP
@@ -58,8 +58,7 @@ def remote_config(endpoint: str, **fields: object) -> SandboxConfig:
         workers=2,
         limits=TEST_LIMITS,
         environment=HOST,
-        endpoint=endpoint,
-        token=TOKEN,
+        backend_config=RemoteConfig(endpoint, TOKEN),
     )
     return replace(config, **fields)  # type: ignore[arg-type]
 
@@ -143,7 +142,7 @@ def test_a_client_that_goes_away_cancels_its_run_at_once(endpoint: str) -> None:
     frees its slot (this server runs one request at a time) instead of running them out."""
     import httpx
 
-    from passbench.stages.sandbox.wire import RunRequest, request_to_json
+    from passbench.stages.sandbox.remote.wire import RunRequest, request_to_json
 
     def body(*programs: object) -> dict[str, object]:
         request = RunRequest(HOST, TEST_LIMITS, 1, tuple(programs))  # type: ignore[arg-type]
@@ -167,7 +166,9 @@ def test_a_client_that_goes_away_cancels_its_run_at_once(endpoint: str) -> None:
 
 def test_refusals_are_one_clear_line(endpoint: str) -> None:
     with pytest.raises(SandboxError, match="bearer token"):
-        open_sandbox(remote_config(endpoint, token=None), backend="remote")
+        open_sandbox(
+            remote_config(endpoint, backend_config=RemoteConfig(endpoint)), backend="remote"
+        )
     with pytest.raises(SandboxError, match="has no 'nope' environment"):
         open_sandbox(remote_config(endpoint, environment=EnvironmentRef("nope")), backend="remote")
     with pytest.raises(SandboxError, match="cannot connect"):

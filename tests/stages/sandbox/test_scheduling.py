@@ -9,7 +9,7 @@ import pytest
 
 from passbench.core.records import ErrorCategory, Program
 from passbench.stages.sandbox import Limits, SandboxConfig, open_sandbox
-from passbench.stages.sandbox.local import auto_concurrency, schedule, usable_cores
+from passbench.stages.sandbox.host.local import auto_concurrency, schedule, usable_cores
 from passbench.stages.sandbox.verdict import classify
 
 from .helpers import PYTHON, TEST_LIMITS, checks_program

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from passbench.stages.sandbox import _values
+from passbench.stages.sandbox.inside import _values
 
 scalars = st.one_of(
     st.none(),

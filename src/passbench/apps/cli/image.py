@@ -11,7 +11,12 @@ import click
 
 from passbench.core.errors import PassbenchError, SandboxError
 from passbench.stages.benchmarks.multiple import image_toolchains
-from passbench.stages.sandbox.images import DEFAULT_PYTHON, ImageSpec, build_command, find_context
+from passbench.stages.sandbox.remote.images import (
+    DEFAULT_PYTHON,
+    ImageSpec,
+    build_command,
+    find_context,
+)
 
 
 @click.group()

@@ -6,7 +6,7 @@
                               -> NDJSON: one verdict a line as each finishes, then
                               {"done": true, ...}; or {"error": "..."} for a bad request
 
-A client (sandbox/remote.py) keeps its journal, so this API needs no state: a dropped
+A client (sandbox/remote/remote.py) keeps its journal, so this API needs no state: a dropped
 connection loses only the verdicts not yet sent, and the client sends those programs again.
 Programs run in this server's sandboxes, with its own environment and data; a request chooses
 an environment by name and lock hash and may ask for smaller limits, never larger ones, and
@@ -29,10 +29,11 @@ from passbench.apps.serve.config import ServeConfig
 from passbench.core.errors import PassbenchError, WireError
 from passbench.core.records import Isolation
 from passbench.stages.evalenv import EnvInfo, check_integrity, locate_env
-from passbench.stages.sandbox import SandboxConfig, agent, open_sandbox
-from passbench.stages.sandbox.agent import HOST
+from passbench.stages.sandbox import SandboxConfig, open_sandbox
 from passbench.stages.sandbox.base import Limits
-from passbench.stages.sandbox.wire import (
+from passbench.stages.sandbox.remote import agent
+from passbench.stages.sandbox.remote.agent import HOST
+from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
     line,

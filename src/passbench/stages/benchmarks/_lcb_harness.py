@@ -5,7 +5,7 @@
 The host appends `_LCB_CODE` (the candidate, already prepared as LiveCodeBench prepares it:
 the import prefix, for stdin programs the body wrapped into `wrapped_function`) and `_LCB_FUNC`
 (the LeetCode method's name; None for stdin programs), then `_lcb_method = _lcb_load()`. The
-io style (sandbox/_io_style.py) then calls `_lcb_run` once per test input, under the worker's
+io style (sandbox/inside/_io_style.py) then calls `_lcb_run` once per test input, under the worker's
 per-input time limit, and reports what it returns; the host compares it with the expected
 output (benchmarks/livecodebench_grade.py). Expected outputs never enter this process.
 

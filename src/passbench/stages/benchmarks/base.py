@@ -329,7 +329,7 @@ class Phase:
 
     name: str  # "base", "plus"
     inputs: tuple[Any, ...]  # argument lists, as the reference solution receives them
-    inputs_json: str  # the same, as tagged JSON (sandbox/_values.py) for the sandbox
+    inputs_json: str  # the same, as tagged JSON (sandbox/inside/_values.py) for the sandbox
     atol: float
     # (argument list, candidate output, tolerance) -> passes; replaces the comparison
     oracle: Callable[[Sequence[Any], Any, float], bool] | None = None

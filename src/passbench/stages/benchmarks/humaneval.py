@@ -37,7 +37,7 @@ from passbench.stages.benchmarks.prompting import (
     PromptStyle,
     stop_at_fence_always,
 )
-from passbench.stages.sandbox import _values
+from passbench.stages.sandbox.inside import _values
 
 _HUMANEVAL_FILE = DataFile(
     relpath="humaneval/HumanEval.jsonl.gz",

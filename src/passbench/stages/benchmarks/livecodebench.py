@@ -47,7 +47,7 @@ from passbench.stages.benchmarks.base import (
 )
 from passbench.stages.benchmarks.data import DataFile, DataSettings, read_jsonl, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle, identity
-from passbench.stages.sandbox import _values
+from passbench.stages.sandbox.inside import _values
 
 if TYPE_CHECKING:
     from passbench.stages.sanitize import SanitizeResult

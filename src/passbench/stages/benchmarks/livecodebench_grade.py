@@ -30,7 +30,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from passbench.core.records import ErrorCategory, ExecResult, Status, Task
-from passbench.stages.sandbox import _values
+from passbench.stages.sandbox.inside import _values
 
 #: The key of the LiveCodeBench metadata JSON in a verdict's details.
 DETAILS_KEY = "livecodebench"

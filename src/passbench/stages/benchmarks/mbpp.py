@@ -35,7 +35,7 @@ from passbench.stages.benchmarks.base import Phase
 from passbench.stages.benchmarks.data import DataFile, read_jsonl
 from passbench.stages.benchmarks.humaneval import EVALPLUS_PRELOADED, EVALPLUS_STYLE, _Differential
 from passbench.stages.benchmarks.prompting import EOS
-from passbench.stages.sandbox import _values
+from passbench.stages.sandbox.inside import _values
 
 _MBPPPLUS_FILE = DataFile(
     relpath="mbpp/MbppPlus-v0.2.0.jsonl.gz",

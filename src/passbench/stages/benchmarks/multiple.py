@@ -7,7 +7,7 @@ are per benchmark name and a language's tasks, limits and toolchain are its own.
 As MultiPL-E evaluates (nuprl/MultiPL-E: evaluation/src/eval_*.py, safe_subprocess.run, the
 stop tokens of its dataset builders): the program is prompt + completion + "\\n" + tests, the
 completion first cut at the language's first stop token; it is built and run in the sandbox
-("process" programs, sandbox/_process_style.py); statuses OK / SyntaxError / Exception /
+("process" programs, sandbox/inside/_process_style.py); statuses OK / SyntaxError / Exception /
 Timeout; it passes when the run exits 0. No reference solutions exist for the translations, so
 there is no ground truth to check (`has_reference = False`).
 
@@ -39,7 +39,7 @@ from passbench.stages.benchmarks.prompting import (
     PromptStyle,
     identity,
 )
-from passbench.stages.sandbox.images import Toolchains
+from passbench.stages.sandbox.remote.images import Toolchains
 
 if TYPE_CHECKING:
     from passbench.stages.sanitize import SanitizeResult
@@ -380,7 +380,7 @@ class MultiPLELua(MultiPLE):
     language = LANGUAGES["lua"]
 
 
-#: The sandbox's PATH (sandbox/launch.py) less the interpreter's folder: toolchains must be
+#: The sandbox's PATH (sandbox/host/launch.py) less the interpreter's folder: toolchains must be
 #: there, not in a user's own folders (~/.cargo/bin is not visible inside)
 _PATH = "/usr/local/bin:/usr/bin:/bin"
 

@@ -1,8 +1,9 @@
 """Differential testing on the trusted side: expected outputs, EvalPlus's limits, the judge.
 
 A differential benchmark (`benchmarks.DifferentialBenchmark`: HumanEval, HumanEval+) judges a
-candidate by its outputs on given inputs. The candidate's process receives only its own code and
-the inputs (sandbox/_io_style.py); everything that decides the verdict lives here, outside it:
+candidate by its outputs on given inputs. The candidate's process receives only its own code
+and the inputs (sandbox/inside/_io_style.py); everything that decides the verdict lives here,
+outside it:
 
     expected.py   the reference's outputs and times (computed once in the sandbox, cached),
                   EvalPlus's per-input and whole-program time limits, the io programs

@@ -25,7 +25,7 @@ from typing import Any
 from passbench.core.errors import ResultsError
 from passbench.core.records import ExecResult, IOSpec, Program, Task
 from passbench.stages.benchmarks.base import Phase
-from passbench.stages.sandbox import _values
+from passbench.stages.sandbox.inside import _values
 
 #: EvalPlus's defaults (evalplus/config.py).
 DEFAULT_GT_TIME_LIMIT_FACTOR = 4.0

@@ -1,6 +1,6 @@
 """The trusted side of differential testing: decide an io program's verdict from its outputs.
 
-The sandbox reports, for each input it fed the candidate, a record (sandbox/_io_style.py):
+The sandbox reports, for each input it fed the candidate, a record (sandbox/inside/_io_style.py):
 its output's type name, equality digest, size, EvalPlus's `is_floats`, and the value itself when
 small or asked for; or the exception it raised; or that a time limit ran out. This module
 compares those records with the expected ones, as EvalPlus 0.3.1's `unsafe_execute` compares
@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from passbench.core.records import ErrorCategory, ExecResult, Status
-from passbench.stages.sandbox import _values
+from passbench.stages.sandbox.inside import _values
 
 #: EvalPlus's tolerance for float outputs when the task gives none.
 FLOAT_ATOL = 1e-6

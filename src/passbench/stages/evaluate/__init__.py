@@ -22,7 +22,7 @@ from passbench.stages.evaluate.settings import (
     OFFICIAL_FAILED_GT_TIME_S,
     OFFICIAL_MIN_TIME_LIMIT_S,
     EvaluateSettings,
-    sample_time_limit,
+    TimeLimits,
 )
 
 __all__ = [
@@ -33,6 +33,6 @@ __all__ = [
     "Evaluator",
     "GroundTruth",
     "GroundTruthOutcome",
-    "sample_time_limit",
+    "TimeLimits",
     "weakest",
 ]

@@ -27,8 +27,14 @@ from passbench.core.progress import Progress
 from passbench.core.records import ExecResult, Isolation, Program
 from passbench.core.settings import Paths
 from passbench.stages.evalenv import EnvInfo, check_integrity
-from passbench.stages.evaluate.settings import EvaluateSettings
-from passbench.stages.sandbox import BackendTarget, Sandbox, describe_backend, open_sandbox
+from passbench.stages.evaluate.settings import EvaluateSettings, TimeLimits
+from passbench.stages.sandbox import (
+    BackendTarget,
+    Sandbox,
+    backend_config,
+    describe_backend,
+    open_sandbox,
+)
 from passbench.stages.sandbox.base import EnvironmentRef, SandboxConfig
 
 
@@ -70,6 +76,7 @@ class Execution:
         self.env_name = env_name
         self.env = env
         self.default_timeout_s = default_timeout_s
+        self.time_limits = TimeLimits.resolve(settings, default_timeout_s)
         self.progress = progress
         self.cgroup: str | None = None  # how workers were capped; None until a sandbox ran
         self._env_verified = False
@@ -126,7 +133,7 @@ class Execution:
 
     @property
     def timeout_per_task_s(self) -> float:
-        return self.settings.timeout_per_task(self.default_timeout_s)
+        return self.time_limits.per_task_s
 
     @property
     def cache_folder(self) -> Path:
@@ -185,10 +192,13 @@ class Execution:
             allow_unsandboxed=self.settings.allow_unsandboxed,
             scratch_dir=self.paths.cache_dir / "scratch",
             environment=environment,
-            endpoint=self.settings.endpoint,
-            token=self.settings.token,
-            image=self.settings.image,
-            ray_address=self.settings.ray_address,
+            backend_config=backend_config(
+                self.settings.backend,
+                endpoint=self.settings.endpoint,
+                token=self.settings.token,
+                image=self.settings.image,
+                ray_address=self.settings.ray_address,
+            ),
         )
 
     def open_sandbox(self, backend: str | None = None) -> Sandbox:

@@ -155,9 +155,7 @@ class JudgedStyle:
                 if not reference.ok:
                     unjudgeable[key] = _unjudgeable(key, task.task_id, phase, reference)
                     continue
-                limits = differential.time_limits(
-                    reference, settings.min_time_limit_s, settings.gt_time_limit_factor
-                )
+                limits = execution.time_limits.inputs_s(reference)
                 spec = differential.PhaseSpec(
                     phase.name, phase.atol, limits, phase.oracle, phase.inputs, phase.match
                 )
@@ -169,7 +167,7 @@ class JudgedStyle:
                         code,
                         key=key,
                         limits=limits,
-                        cap_s=execution.timeout_per_task_s,
+                        cap_s=execution.time_limits.per_task_s,
                         want_values=differential.wanted_values(
                             reference.records,
                             phase.atol,

@@ -58,7 +58,38 @@ class EvaluateSettings:
         return self.timeout_per_task_s if self.timeout_per_task_s is not None else default_s
 
 
-def sample_time_limit(settings: EvaluateSettings, default_s: float, gt_time: float | None) -> float:
-    """The per-sample limit the official evaluator derives: max(240, min limit, GT time) + 1."""
-    reference = gt_time if gt_time is not None else OFFICIAL_FAILED_GT_TIME_S
-    return max(settings.timeout_per_task(default_s), settings.min_time_limit_s, reference) + 1.0
+@dataclass(frozen=True)
+class TimeLimits:
+    """One evaluation's time limits, resolved once (`Execution.time_limits`) from the settings
+    and the benchmark's official default. Every style takes its programs' limits from here, so
+    the ground truth, the samples and the differential inputs cannot drift apart."""
+
+    per_task_s: float  # --timeout-per-task, else the benchmark's official default
+    min_s: float  # --min-time-limit
+    gt_factor: float  # differential inputs: max(min, factor x the reference's time)
+
+    @classmethod
+    def resolve(cls, settings: EvaluateSettings, default_s: float) -> TimeLimits:
+        return cls(
+            settings.timeout_per_task(default_s),
+            settings.min_time_limit_s,
+            settings.gt_time_limit_factor,
+        )
+
+    def program_s(self, reference_s: float | None = None) -> float:
+        """The official limit of a unittest or script program, one formula for the ground
+        truth (no reference time) and the samples (their task's ground-truth time):
+        max(per-task, min, reference) + 1 (BigCodeBench's trusted_check / untrusted_check)."""
+        return max(self.per_task_s, self.min_s, reference_s or 0.0) + 1.0
+
+    def sample_s(self, gt_time_s: float | None, *, has_reference: bool = True) -> float:
+        """A sample's limit: from its task's ground-truth time (20 s when the ground truth
+        failed or was not run, as the official evaluator assumes); a benchmark without
+        reference solutions (MultiPL-E) keeps its own per-task limit."""
+        if not has_reference:
+            return self.per_task_s
+        return self.program_s(OFFICIAL_FAILED_GT_TIME_S if gt_time_s is None else gt_time_s)
+
+    def inputs_s(self, expected: differential.ExpectedPhase) -> tuple[float, ...]:
+        """A differential phase's per-input limits (EvalPlus's)."""
+        return differential.time_limits(expected, self.min_s, self.gt_factor)

@@ -17,7 +17,6 @@ from passbench.core.records import ExecResult, Isolation, Program, Sample, Task
 from passbench.stages.benchmarks import Benchmark
 from passbench.stages.evaluate.execution import Execution, fingerprint, weakest
 from passbench.stages.evaluate.outcomes import GroundTruth, SampleVerdicts
-from passbench.stages.evaluate.settings import sample_time_limit
 
 
 class TestedStyle:
@@ -44,8 +43,7 @@ class TestedStyle:
 
     def _programs(self, cache: Journal) -> list[Program]:
         """Canonical programs, with the cached previous timings to start the slowest first."""
-        settings = self.execution.settings
-        limit = max(self.execution.timeout_per_task_s, settings.min_time_limit_s) + 1.0
+        limit = self.execution.time_limits.program_s()
         drafts = [
             self.benchmark.program(
                 task,
@@ -113,10 +111,6 @@ class TestedStyle:
         checked = settings.check_ground_truth and self.benchmark.has_reference
         if checked:
             truth, truth_isolation = self.ground_truth()
-        # without reference solutions the benchmark's own limit holds (MultiPL-E's per
-        # language), not BigCodeBench's rule of the ground truth's time
-        has_reference = self.benchmark.has_reference
-        limit = None if has_reference else execution.timeout_per_task_s
         programs: list[Program] = []
         for sample, code in zip(samples, codes, strict=True):
             task = tasks[sample.task_id]
@@ -126,8 +120,9 @@ class TestedStyle:
                     task,
                     code,
                     key=f"{task.task_id}#{sample.sample_index}",
-                    timeout_s=limit
-                    or sample_time_limit(settings, execution.default_timeout_s, gt_time),
+                    timeout_s=execution.time_limits.sample_s(
+                        gt_time, has_reference=self.benchmark.has_reference
+                    ),
                     expected_duration_s=gt_time,
                 )
             )

@@ -10,10 +10,10 @@ that backend:
 Names: "local" (bubblewrap and warm workers; where bubblewrap cannot isolate it refuses, unless
 `SandboxConfig.allow_unsandboxed` lets it fall back to resource limits only, loudly) and
 "local-rlimit" (that fallback on purpose, for tests), "remote" (a `passbench serve` elsewhere
-runs them: sandbox/remote.py), "e2b" (E2B cloud sandboxes made from a template:
-sandbox/e2b_backend.py), "ray" (the nodes of a Ray cluster run them, each in its own
-local sandbox: sandbox/ray_backend.py), "docker" and "podman" (containers of the runner image
-run them: sandbox/container.py).
+runs them: sandbox/remote/remote.py), "e2b" (E2B cloud sandboxes made from a template:
+sandbox/remote/e2b_backend.py), "ray" (the nodes of a Ray cluster run them, each in its own
+local sandbox: sandbox/remote/ray_backend.py), "docker" and "podman" (containers of the runner image
+run them: sandbox/remote/container.py).
 
 Every backend but the local ones also registers a `describe` function in TARGETS: where it will
 run programs and with which environment (a BackendTarget), asked before anything runs, so that
@@ -28,28 +28,37 @@ from typing import Any
 
 from passbench.core.errors import UnknownNameError
 from passbench.stages.sandbox.base import (
+    BackendConfig,
     BackendTarget,
+    ContainerConfig,
+    E2BConfig,
     Limits,
-    ResultCallback,
+    RayConfig,
+    RemoteConfig,
     Sandbox,
     SandboxConfig,
+    WarnCallback,
 )
-from passbench.stages.sandbox.isolation import check_isolation
+from passbench.stages.sandbox.host.isolation import check_isolation
 
 __all__ = [
     "BACKENDS",
     "TARGETS",
+    "BackendConfig",
     "BackendTarget",
+    "ContainerConfig",
+    "E2BConfig",
     "Limits",
-    "ResultCallback",
+    "RayConfig",
+    "RemoteConfig",
     "Sandbox",
     "SandboxConfig",
+    "backend_config",
     "check_isolation",
     "describe_backend",
     "open_sandbox",
 ]
 
-WarnCallback = Callable[[str], None]
 
 # name -> "module:attribute" of a factory(config, warn) -> Sandbox
 BACKENDS: dict[str, str] = {
@@ -64,12 +73,33 @@ BACKENDS: dict[str, str] = {
 
 # name -> "module:attribute" of describe(config) -> BackendTarget (backends other than local)
 TARGETS: dict[str, str] = {
-    "remote": "passbench.stages.sandbox.remote:describe",
-    "e2b": "passbench.stages.sandbox.e2b_backend:describe",
-    "ray": "passbench.stages.sandbox.ray_backend:describe",
-    "docker": "passbench.stages.sandbox.container:describe_docker",
-    "podman": "passbench.stages.sandbox.container:describe_podman",
+    "remote": "passbench.stages.sandbox.remote.remote:describe",
+    "e2b": "passbench.stages.sandbox.remote.e2b_backend:describe",
+    "ray": "passbench.stages.sandbox.remote.ray_backend:describe",
+    "docker": "passbench.stages.sandbox.remote.container:describe_docker",
+    "podman": "passbench.stages.sandbox.remote.container:describe_podman",
 }
+
+
+def backend_config(
+    backend: str,
+    *,
+    endpoint: str | None = None,
+    token: str | None = None,
+    image: str | None = None,
+    ray_address: str | None = None,
+) -> BackendConfig | None:
+    """The chosen backend's own settings from the flags and config-file keys that select one
+    (--endpoint and its token, --image, --ray-address): the one place they are resolved. The
+    local backends take none; a flag meant for another backend is ignored, as it always was."""
+    configs: dict[str, BackendConfig] = {
+        "remote": RemoteConfig(endpoint, token),
+        "docker": ContainerConfig(image),
+        "podman": ContainerConfig(image),
+        "e2b": E2BConfig(image),
+        "ray": RayConfig(ray_address),
+    }
+    return configs.get(backend)
 
 
 def open_sandbox(

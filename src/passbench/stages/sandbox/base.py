@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from passbench.core.records import ExecResult, Isolation, Program
+
+#: Where a backend says what the user should know (a retry, a fallback) without stopping.
+WarnCallback = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,42 @@ class EnvironmentRef:
 
 
 @dataclass(frozen=True)
+class RemoteConfig:
+    """The `remote` backend's own settings: a passbench server."""
+
+    endpoint: str | None = None  # the server's base URL (--endpoint)
+    token: str | None = field(default=None, repr=False)  # bearer token (PASSBENCH_REMOTE_TOKEN)
+
+
+@dataclass(frozen=True)
+class ContainerConfig:
+    """The `docker` and `podman` backends' own settings."""
+
+    image: str | None = None  # the runner image (--image; None: this passbench's default)
+
+
+@dataclass(frozen=True)
+class E2BConfig:
+    """The `e2b` backend's own settings."""
+
+    template: str | None = None  # the E2B template (--image; None: passbench's default)
+
+
+@dataclass(frozen=True)
+class RayConfig:
+    """The `ray` backend's own settings."""
+
+    address: str | None = None  # the cluster (--ray-address; None: RAY_ADDRESS, else a new one)
+
+
+#: What a backend that runs programs elsewhere is told besides SandboxConfig (the local
+#: backends need nothing more). Made from the flags in one place: sandbox.backend_config.
+BackendConfig = RemoteConfig | ContainerConfig | E2BConfig | RayConfig
+
+_Own = TypeVar("_Own", RemoteConfig, ContainerConfig, E2BConfig, RayConfig)
+
+
+@dataclass(frozen=True)
 class SandboxConfig:
     """Where and how the sandbox runs programs."""
 
@@ -60,10 +99,13 @@ class SandboxConfig:
     allow_unsandboxed: bool = False
     # the environment by identity (remote backends provide it; local ones use `python`)
     environment: EnvironmentRef | None = None
-    endpoint: str | None = None  # remote backends: the server's base URL
-    token: str | None = field(default=None, repr=False)  # remote backends: bearer token
-    image: str | None = None  # docker/podman: the image; e2b: the template
-    ray_address: str | None = None  # ray: the cluster ("auto", "ray://HOST:10001", ...)
+    # the chosen backend's own settings, when it runs programs elsewhere
+    backend_config: BackendConfig | None = None
+
+    def own(self, kind: type[_Own]) -> _Own:
+        """The backend's own settings of type `kind` (its defaults when none were given)."""
+        given = self.backend_config
+        return given if isinstance(given, kind) else kind()
 
 
 @dataclass(frozen=True)
@@ -78,9 +120,6 @@ class BackendTarget:
     isolation: str  # what isolates a sample there, in words ("bubblewrap in a container", ...)
 
 
-ResultCallback = Callable[[ExecResult], None]
-
-
 class Sandbox(Protocol):
     """Runs programs; every backend returns identical verdicts on the same input."""
 
@@ -92,13 +131,9 @@ class Sandbox(Protocol):
         """How each worker is capped as a whole: "v2", "v1" (cgroups) or "none" (rlimits)."""
         ...
 
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
-        """Run every program; yield results as they finish (any order).
-
-        `on_result` is called for each result as soon as it is known, before it is yielded.
-        """
+    def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
+        """Run every program; yield results as they finish (any order). A caller that stops
+        iterating abandons the programs still running."""
         ...
 
     def close(self) -> None: ...

@@ -25,12 +25,13 @@ from typing import Any
 
 from passbench.core.errors import SandboxError
 from passbench.core.records import ErrorCategory, ExecResult, Isolation, Program
-from passbench.stages.sandbox import cgroups, verdict
-from passbench.stages.sandbox.base import Limits, ResultCallback, SandboxConfig
-from passbench.stages.sandbox.isolation import choose_launcher
-from passbench.stages.sandbox.launch import SHM_MB
-from passbench.stages.sandbox.workdirs import ScratchFolders
-from passbench.stages.sandbox.worker import WorkerHandle
+from passbench.stages.sandbox import verdict
+from passbench.stages.sandbox.base import Limits, SandboxConfig
+from passbench.stages.sandbox.host import cgroups
+from passbench.stages.sandbox.host.isolation import choose_launcher
+from passbench.stages.sandbox.host.launch import SHM_MB
+from passbench.stages.sandbox.host.workdirs import ScratchFolders
+from passbench.stages.sandbox.host.worker import WorkerHandle
 
 WarnCallback = Callable[[str], None]
 
@@ -200,9 +201,7 @@ class LocalSandbox:
 
     # ---- running
 
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
+    def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
         queue = schedule(programs)
         if not queue:
             return
@@ -213,10 +212,7 @@ class LocalSandbox:
             while (pending or jobs) and not self._cancelled.is_set():
                 self._admit(pending, jobs)
                 finished = self._step(jobs)
-                for result in finished:
-                    if on_result is not None:
-                        on_result(result)
-                    yield result
+                yield from finished
         finally:
             for slot_index in list(jobs):
                 # abandoned mid-sample (the caller stopped iterating): that sandbox is discarded

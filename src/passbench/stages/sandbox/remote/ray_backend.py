@@ -26,7 +26,7 @@ import os
 import socket
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from types import ModuleType
@@ -39,16 +39,17 @@ from passbench.core.errors import (
     SandboxError,
     WireError,
 )
-from passbench.core.records import ExecResult, Isolation, Program
+from passbench.core.records import ExecResult, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
     EnvironmentRef,
-    ResultCallback,
+    RayConfig,
     SandboxConfig,
+    WarnCallback,
 )
-from passbench.stages.sandbox.local import schedule
-from passbench.stages.sandbox.retrying import run_with_retries
-from passbench.stages.sandbox.wire import (
+from passbench.stages.sandbox.host.local import schedule
+from passbench.stages.sandbox.remote.backend import RemoteBackend
+from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
     line,
@@ -57,8 +58,6 @@ from passbench.stages.sandbox.wire import (
     request_to_json,
     result_to_json,
 )
-
-WarnCallback = Callable[[str], None]
 
 ISOLATION = "bubblewrap on each node"
 #: Programs per worker in one chunk sent to a node: enough to keep its workers fed between two
@@ -97,14 +96,15 @@ def _transient(ray: ModuleType) -> tuple[type[BaseException], ...]:
 
 
 def _address(config: SandboxConfig) -> str | None:
-    return config.ray_address or os.environ.get("RAY_ADDRESS") or None
+    return config.own(RayConfig).address or os.environ.get("RAY_ADDRESS") or None
 
 
 def location(config: SandboxConfig) -> str:
     """The cluster as the user named it: the address given, RAY_ADDRESS, or "local" (a cluster
     this backend starts on this machine)."""
-    if config.ray_address:
-        return config.ray_address
+    given = config.own(RayConfig).address
+    if given:
+        return given
     if os.environ.get("RAY_ADDRESS"):
         return f"RAY_ADDRESS={os.environ['RAY_ADDRESS']}"
     return "local"
@@ -160,7 +160,7 @@ class NodeRunner:
 
     def _open(self, request: RunRequest) -> Any:
         from passbench.stages.sandbox import open_sandbox
-        from passbench.stages.sandbox.agent import RunnerSetup, sandbox_config
+        from passbench.stages.sandbox.remote.agent import RunnerSetup, sandbox_config
 
         key = repr((request.environment, request.limits, request.workers))
         if self._sandbox is None or key != self._key:
@@ -194,7 +194,7 @@ class NodeRunner:
         return info
 
     def run(self, request_json: str) -> Iterator[bytes]:
-        """The NDJSON answer to one chunk (sandbox/wire.py), a line as each verdict is known."""
+        """The NDJSON answer to one chunk (remote/wire.py), a line as each verdict is known."""
         try:
             request = request_from_json(json.loads(request_json))
         except (ValueError, WireError) as error:  # a caller of another version: not retried
@@ -241,22 +241,20 @@ class _Call:
     done: dict[str, Any] = field(default_factory=dict)
 
 
-class RaySandbox:
-    """A Sandbox whose programs run on the nodes of a Ray cluster (`SandboxConfig.ray_address`,
+class RaySandbox(RemoteBackend):
+    """A Sandbox whose programs run on the nodes of a Ray cluster (`RayConfig.address`,
     else RAY_ADDRESS, else a cluster started on this machine)."""
 
     def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
         self._ray = ray = _ray()
         self.config = config
+        super().__init__(f"ray backend ({location(config)})", "ray", warn)
         self.environment = config.environment or EnvironmentRef("host")
-        self.warn = warn or (lambda message: None)
-        self.where = f"ray backend ({location(config)})"
-        self._transient = _transient(ray)
+        self.transient = _transient(ray)
         self._nodes: dict[str, _Node] = {}
         # nodes lost to this run: Ray may list one alive for a while after it went (until its
         # heartbeats are missed), and a node that comes back does so under a new id
         self._lost: set[str] = set()
-        self._cgroup = "ray"
         self._cgroups: set[str] = set()  # what the nodes said, over the run
         self._connected = False
         #: verdicts each node has sent, by node name (how a run spread over the cluster)
@@ -271,7 +269,7 @@ class RaySandbox:
                     include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE_BYTES
                 )
             try:
-                ray.init(address=config.ray_address, **options)
+                ray.init(address=config.own(RayConfig).address, **options)
             except (ConnectionError, RuntimeError, ValueError) as error:
                 first = str(error).strip().splitlines()[0] if str(error).strip() else ""
                 raise InputError(
@@ -287,27 +285,6 @@ class RaySandbox:
         except BaseException:
             self.close()
             raise
-
-    @property
-    def isolation(self) -> Isolation:
-        # every node runs bubblewrap: a node that cannot refuses the run (no fallback there)
-        return Isolation.BUBBLEWRAP
-
-    @property
-    def cgroup(self) -> str:
-        return self._cgroup
-
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
-        return run_with_retries(
-            programs,
-            self._attempt,
-            where=self.where,
-            on_result=on_result,
-            warn=self.warn,
-            transient=self._transient,
-        )
 
     def _request(self, programs: Iterable[Program], workers: int) -> str:
         """A chunk as the wire's JSON text: what a node reads is what any runner reads."""
@@ -359,7 +336,7 @@ class RaySandbox:
             node = self._nodes[node_id]
             try:
                 info = ray.get(check, timeout=PREPARE_TIMEOUT_S)
-            except self._transient as error:
+            except self.transient as error:
                 # lost while starting (Ray may list a node alive for a while after it went):
                 # the run goes on without it, once every other node has been checked
                 self.warn(f"{self.where}: {node.name} did not start: {_first_line(error)}")
@@ -405,7 +382,7 @@ class RaySandbox:
         queue = [replace(program, preload=preload) for program in schedule(programs)]
         calls: dict[Any, _Call] = {}
         lost: BaseException | None = None
-        retried: tuple[type[BaseException], ...] = (*self._transient, BackendUnavailable)
+        retried: tuple[type[BaseException], ...] = (*self.transient, BackendUnavailable)
 
         def dispatch(node: _Node) -> None:
             size = max(1, CHUNK_PER_WORKER * node.workers)
@@ -431,7 +408,7 @@ class RaySandbox:
             except retried as error:
                 del calls[ready[0]]
                 self.warn(f"{self.where}: {_first_line(error)}; its other programs go elsewhere")
-                if isinstance(error, self._transient):
+                if isinstance(error, self.transient):
                     self._lost.add(call.node.node_id)
                 self._drop(call.node)
                 lost = lost or error
@@ -454,12 +431,6 @@ class RaySandbox:
         if self._connected:
             self._connected = False
             ray.shutdown()
-
-    def __enter__(self) -> RaySandbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _first_line(error: BaseException) -> str:

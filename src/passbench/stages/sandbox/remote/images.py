@@ -3,7 +3,7 @@
 The image (Dockerfile at the repository root) holds this passbench version and evaluation
 environments built from its locks. Its tag names both, `passbench:0.1.0-abb485e92207`, so a
 tag never moves to other contents; its labels say the same for the backend to check before a
-run (sandbox/container.py).
+run (sandbox/remote/container.py).
 """
 
 from __future__ import annotations
@@ -23,9 +23,6 @@ DEFAULT_ENVIRONMENTS = ("bigcodebench",)
 
 LABEL_VERSION = "org.passbench.version"
 LABEL_PYTHON = "org.passbench.python_version"
-LABEL_ENVIRONMENTS = "org.passbench.environments"
-#: MultiPL-E's languages whose toolchains the image has ("js cpp java rs lua", or "")
-LABEL_TOOLCHAINS = "org.passbench.toolchains"
 
 
 def lock_label(environment: str) -> str:

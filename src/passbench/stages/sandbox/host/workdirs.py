@@ -23,7 +23,7 @@ from pathlib import Path
 
 import platformdirs
 
-from passbench.stages.sandbox import _scratch
+from passbench.stages.sandbox.inside import _scratch
 
 _PREFIX = "sandbox-"
 #: sandbox-<host name>-<pid>-<mkdtemp's random part>: whose folder it is

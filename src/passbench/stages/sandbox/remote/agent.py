@@ -1,10 +1,11 @@
 """The runner a backend starts where programs run (a container, an E2B sandbox, a Ray node).
 
-    python -m passbench.stages.sandbox.agent [--request FILE] [--output FILE] [--envs-root DIR] ...
+    python -m passbench.stages.sandbox.remote.agent [--request FILE] [--output FILE]
+                                      [--envs-root DIR] ...
                                       [--skip-integrity-check]
-    python -m passbench.stages.sandbox.agent --describe [--envs-root DIR]
+    python -m passbench.stages.sandbox.remote.agent --describe [--envs-root DIR]
 
-It reads one run request (sandbox/wire.py RunRequest: environment by name and lock, limits,
+It reads one run request (sandbox/remote/wire.py RunRequest: environment by name and lock, limits,
 workers, programs) from standard input or FILE, runs the programs in the local sandbox with the
 environment found on this machine, and writes the same NDJSON answer as the server's
 POST /passbench/v1/run: one verdict a line as each finishes, then {"done": true, ...}, or one
@@ -33,8 +34,8 @@ from passbench.core.errors import PassbenchError, SandboxError, WireError
 from passbench.stages.evalenv import EnvInfo, check_integrity, locate_env
 from passbench.stages.sandbox import open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef, SandboxConfig
-from passbench.stages.sandbox.isolation import check_isolation
-from passbench.stages.sandbox.wire import (
+from passbench.stages.sandbox.host.isolation import check_isolation
+from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
     line,
@@ -165,7 +166,7 @@ def _write(out: IO[bytes], copy: IO[bytes] | None, data: bytes) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m passbench.stages.sandbox.agent")
+    parser = argparse.ArgumentParser(prog="python -m passbench.stages.sandbox.remote.agent")
     parser.add_argument("--request", type=Path, help="the run request (default: standard input)")
     parser.add_argument("--output", type=Path, help="also append every answer line to this file")
     parser.add_argument("--envs-root", type=Path, help="folder holding the environments by name")

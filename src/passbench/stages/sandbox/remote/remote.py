@@ -10,7 +10,7 @@ is never asked for twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -20,19 +20,18 @@ from passbench.core.records import ExecResult, Isolation, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
     EnvironmentRef,
-    ResultCallback,
+    RemoteConfig,
     SandboxConfig,
+    WarnCallback,
 )
-from passbench.stages.sandbox.retrying import run_with_retries
-from passbench.stages.sandbox.wire import (
+from passbench.stages.sandbox.remote.backend import RemoteBackend
+from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
     offered_environment,
     read_verdicts,
     request_to_json,
 )
-
-WarnCallback = Callable[[str], None]
 
 #: Seconds of silence after which a run's connection counts as dead (the server's heartbeat
 #: comes every 10 s).
@@ -81,62 +80,45 @@ def _environment(info: dict[str, Any], wanted: EnvironmentRef, endpoint: str) ->
 
 
 def describe(config: SandboxConfig) -> BackendTarget:
-    """The server at `config.endpoint` and the environment it offers for this run."""
-    if not config.endpoint:
+    """The server at the endpoint and the environment it offers for this run."""
+    own = config.own(RemoteConfig)
+    if not own.endpoint:
         raise InputError("--backend remote needs --endpoint URL", field="endpoint")
     wanted = config.environment or EnvironmentRef("host")
-    info = server_info(config.endpoint, config.token)
+    info = server_info(own.endpoint, own.token)
     return BackendTarget(
         backend="remote",
-        location=config.endpoint,
-        environment=_environment(info, wanted, config.endpoint),
+        location=own.endpoint,
+        environment=_environment(info, wanted, own.endpoint),
         isolation=f"{info.get('isolation', Isolation.BUBBLEWRAP.value)} on the server",
     )
 
 
-class RemoteSandbox:
-    """A Sandbox whose programs run on a passbench server (`SandboxConfig.endpoint`)."""
+class RemoteSandbox(RemoteBackend):
+    """A Sandbox whose programs run on a passbench server (`RemoteConfig.endpoint`)."""
 
     def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
-        if not config.endpoint:
+        own = config.own(RemoteConfig)
+        if not own.endpoint:
             raise SandboxError("the remote backend needs an endpoint (--endpoint URL)")
         if config.environment is None:
             raise SandboxError("the remote backend needs the environment's identity")
         self.config = config
-        self.endpoint = config.endpoint.rstrip("/")
-        self.warn = warn or (lambda message: None)
-        info = server_info(self.endpoint, config.token)
+        self.endpoint = own.endpoint.rstrip("/")
+        super().__init__(f"remote backend {self.endpoint}", "remote", warn)
+        info = server_info(self.endpoint, own.token)
         self.environment = _environment(info, config.environment, self.endpoint)
         self._isolation = Isolation(info.get("isolation", Isolation.BUBBLEWRAP.value))
-        self._cgroup = "remote"
         self._client = httpx.Client(
-            headers=_headers(config.token),
+            headers=_headers(own.token),
             # the server sends a line at least every 10 s (a verdict or a heartbeat): silence
             # this long means a dead connection, which is retried
             timeout=httpx.Timeout(30.0, read=READ_TIMEOUT_S),
         )
 
-    @property
-    def isolation(self) -> Isolation:
-        return self._isolation
+    transient = (httpx.TransportError,)
 
-    @property
-    def cgroup(self) -> str:
-        return self._cgroup
-
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
-        return run_with_retries(
-            programs,
-            self._stream,
-            where=f"remote backend {self.endpoint}",
-            on_result=on_result,
-            warn=self.warn,
-            transient=(httpx.TransportError,),
-        )
-
-    def _stream(self, programs: list[Program]) -> Iterator[ExecResult]:
+    def _attempt(self, programs: list[Program]) -> Iterator[ExecResult]:
         request = RunRequest(
             self.environment, self.config.limits, self.config.workers, tuple(programs)
         )
@@ -151,18 +133,11 @@ class RemoteSandbox:
                     f"{response.text[:300]}"
                 )
             done: dict[str, Any] = {}
-            yield from read_verdicts(response.iter_lines(), f"remote backend {self.endpoint}", done)
-            if done.get("cgroup"):
-                self._cgroup = f"remote:{done['cgroup']}"
+            yield from read_verdicts(response.iter_lines(), self.where, done)
+            self._take_done(done)
 
     def close(self) -> None:
         self._client.close()
-
-    def __enter__(self) -> RemoteSandbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _headers(token: str | None) -> dict[str, str]:

@@ -1,8 +1,8 @@
 """The `docker` and `podman` backends: programs run in throwaway containers of the runner image.
 
 Each batch of programs goes to one container (`ENGINE run --rm -i ... IMAGE`) whose entry point
-is the agent (sandbox/agent.py): the RunRequest on its standard input, one verdict a line on its
-standard output as each program finishes. Inside, bubblewrap isolates every sample as on the
+is the agent (sandbox/remote/agent.py): the RunRequest on its standard input, one verdict a line
+on its standard output as each program finishes. Inside, bubblewrap isolates every sample as on the
 host; the container adds a second wall: no network, a read-only root, a size-capped /tmp, memory
 and process caps, no capabilities, a user that is not root.
 
@@ -23,34 +23,33 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
 from passbench.core.errors import BackendUnavailable, SandboxError
-from passbench.core.records import ExecResult, Isolation, Program
+from passbench.core.records import ExecResult, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
+    ContainerConfig,
     EnvironmentRef,
     Limits,
-    ResultCallback,
     SandboxConfig,
+    WarnCallback,
 )
-from passbench.stages.sandbox.images import (
+from passbench.stages.sandbox.remote.backend import RemoteBackend
+from passbench.stages.sandbox.remote.images import (
     LABEL_PYTHON,
     LABEL_VERSION,
     default_image,
     passbench_version,
 )
-from passbench.stages.sandbox.retrying import run_with_retries
-from passbench.stages.sandbox.wire import (
+from passbench.stages.sandbox.remote.wire import (
     RunRequest,
     offered_environment,
     read_verdicts,
     request_to_json,
 )
-
-WarnCallback = Callable[[str], None]
 
 ENGINES = ("docker", "podman")
 #: The image's unprivileged user (Dockerfile); named again on the command line so an image
@@ -161,7 +160,7 @@ def image_environment(labels: dict[str, str], wanted: EnvironmentRef, image: str
 
 def describe_engine(config: SandboxConfig, engine: str) -> BackendTarget:
     """The image this run's containers start from (by id) and the environment it offers."""
-    image = config.image or default_image()
+    image = config.own(ContainerConfig).image or default_image()
     info = inspect_image(engine, image)
     environment = image_environment(
         info.labels, config.environment or EnvironmentRef("host"), image
@@ -252,7 +251,7 @@ def chunks(programs: list[Program], size: int = CHUNK) -> list[list[Program]]:
     return [programs[start : start + size] for start in range(0, len(programs), size)]
 
 
-class ContainerSandbox:
+class ContainerSandbox(RemoteBackend):
     """A Sandbox whose programs run in containers of the runner image (docker or podman)."""
 
     def __init__(self, config: SandboxConfig, engine: str, warn: WarnCallback | None = None):
@@ -261,8 +260,8 @@ class ContainerSandbox:
         self.config = config
         self.engine = engine
         self.executable = engine_command(engine)
-        self.warn = warn or (lambda message: None)
-        self.image = config.image or default_image()
+        self.image = config.own(ContainerConfig).image or default_image()
+        super().__init__(f"{engine} backend ({self.image})", engine, warn)
         info = inspect_image(engine, self.image)
         wanted = config.environment or EnvironmentRef("host")
         self.environment = image_environment(info.labels, wanted, self.image)
@@ -270,39 +269,19 @@ class ContainerSandbox:
         workers = container_workers(config.workers)
         self.containers = max(1, -(-workers // WORKERS_PER_CONTAINER))
         self.workers_each = max(1, workers // self.containers)
-        self._isolation = Isolation.BUBBLEWRAP
-        self._cgroup = f"{engine}"
         # containers started and not yet cleaned up, with their engine client (None while it
         # starts)
         self._live: dict[str, subprocess.Popen[bytes] | None] = {}
         self._lock = threading.Lock()
         self._closed = False
 
-    @property
-    def isolation(self) -> Isolation:
-        return self._isolation
+    transient = (OSError,)
 
     @property
     def running(self) -> list[str]:
         """Names of this sandbox's containers now running (the engine's `--name`)."""
         with self._lock:
             return sorted(self._live)
-
-    @property
-    def cgroup(self) -> str:
-        return self._cgroup
-
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
-        return run_with_retries(
-            programs,
-            self._attempt,
-            where=f"{self.engine} backend ({self.image})",
-            on_result=on_result,
-            warn=self.warn,
-            transient=(OSError,),
-        )
 
     def _attempt(self, programs: list[Program]) -> Iterator[ExecResult]:
         batches = chunks(programs)
@@ -408,14 +387,6 @@ class ContainerSandbox:
                 with self._lock:
                     self._live.pop(name, None)
 
-    def _take_done(self, done: dict[str, Any]) -> None:
-        try:
-            self._isolation = Isolation(done.get("isolation", Isolation.BUBBLEWRAP.value))
-        except ValueError:
-            raise SandboxError(f"the agent reported isolation {done.get('isolation')!r}") from None
-        if done.get("cgroup"):
-            self._cgroup = f"{self.engine}:{done['cgroup']}"
-
     def _remove(self, name: str) -> None:
         """Remove container `name` (stopping it first), whatever state it is in."""
         subprocess.run(
@@ -443,12 +414,6 @@ class ContainerSandbox:
     def close(self) -> None:
         self._closed = True
         self._remove_live()
-
-    def __enter__(self) -> ContainerSandbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _feed(stdin: IO[bytes] | None, payload: bytes) -> None:

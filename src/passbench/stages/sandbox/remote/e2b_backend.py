@@ -1,15 +1,14 @@
 """The `e2b` backend: programs run in E2B sandboxes (Firecracker microVMs), verdicts stream back.
 
-Each batch of programs (at most CHUNK, so an expired sandbox costs little) gets a fresh sandbox
-made from the passbench template (deploy/e2b): the run request is written into it, the agent
-(`python -m passbench.stages.sandbox.agent`, sandbox/agent.py) runs the programs there in
-bubblewrap,
-and its answer streams back over the command's stdout, one verdict a line, yielded as each
-arrives. The agent also appends every line to a file in the sandbox: when the stream is lost
+Each batch of programs (at most CHUNK, so an expired sandbox costs little) gets a fresh sandbox made
+from the passbench template (deploy/e2b): the run request is written into it, the agent (`python -m
+passbench.stages.sandbox.remote.agent`, sandbox/remote/agent.py) runs the programs there in
+bubblewrap, and its answer streams back over the command's stdout, one verdict a line, yielded as
+each arrives. The agent also appends every line to a file in the sandbox: when the stream is lost
 but the sandbox lives, the verdicts it already wrote are read back from there. A sandbox that
-expires, dies or cannot be reached is BackendUnavailable: `run_with_retries` asks again, in a
-new sandbox, for only the programs still without a verdict. Every sandbox is killed when its
-batch ends, however it ends, and when the backend closes.
+expires, dies or cannot be reached is BackendUnavailable: `run_with_retries` asks again, in a new
+sandbox, for only the programs still without a verdict. Every sandbox is killed when its batch ends,
+however it ends, and when the backend closes.
 
 The SDK (`pip install 'passbench[e2b]'`) is imported only when this backend is chosen; it reads
 the API key from E2B_API_KEY (and E2B_DOMAIN, E2B_API_URL, E2B_SANDBOX_URL as documented by E2B).
@@ -23,29 +22,28 @@ import math
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from typing import Any
 
 from passbench.core.errors import BackendUnavailable, InputError, SandboxError
-from passbench.core.records import ExecResult, Isolation, Program
+from passbench.core.records import ExecResult, Program
 from passbench.stages.sandbox.base import (
     BackendTarget,
+    E2BConfig,
     EnvironmentRef,
-    ResultCallback,
     SandboxConfig,
+    WarnCallback,
 )
-from passbench.stages.sandbox.retrying import run_with_retries
-from passbench.stages.sandbox.wire import (
+from passbench.stages.sandbox.remote.backend import RemoteBackend
+from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
     offered_environment,
     read_verdicts,
     request_to_json,
 )
-
-WarnCallback = Callable[[str], None]
 
 #: The template when none is named (`--image`): what deploy/e2b builds.
 DEFAULT_TEMPLATE = "passbench"
@@ -61,7 +59,7 @@ REQUEST_FILE = "request.json"
 ANSWER_FILE = "answer.ndjson"
 #: The agent, as the template's login shell finds it (deploy/e2b puts passbench's interpreter
 #: first on PATH and names its NLTK data in PASSBENCH_NLTK_DATA).
-AGENT = "python -m passbench.stages.sandbox.agent"
+AGENT = "python -m passbench.stages.sandbox.remote.agent"
 NLTK_OPTION = '${PASSBENCH_NLTK_DATA:+--nltk-data "$PASSBENCH_NLTK_DATA"}'
 #: Longest stderr tail quoted in an error.
 STDERR_TAIL = 600
@@ -106,7 +104,7 @@ def translate(error: Exception, where: str) -> Exception:
 
 
 def _template(config: SandboxConfig) -> str:
-    return config.image or DEFAULT_TEMPLATE
+    return config.own(E2BConfig).template or DEFAULT_TEMPLATE
 
 
 def describe(config: SandboxConfig) -> BackendTarget:
@@ -198,58 +196,36 @@ def command_timeout_s(programs: list[Program], workers: int) -> int:
     return SLACK_S + math.ceil(sum(limits) / slots + max(limits))
 
 
-class E2BSandbox:
-    """A Sandbox whose programs run in E2B sandboxes made from `SandboxConfig.image` (a template
-    name; default DEFAULT_TEMPLATE)."""
+class E2BSandbox(RemoteBackend):
+    """A Sandbox whose programs run in E2B sandboxes made from `E2BConfig.template`
+    (default DEFAULT_TEMPLATE)."""
 
     def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
         _require_api_key()
         self._e2b = _sdk()
         self.config = config
         self.template = _template(config)
-        self.where = f"e2b:{self.template}"
+        super().__init__(f"e2b:{self.template}", "e2b", warn)
         self.environment = config.environment or EnvironmentRef("host")
-        self.warn = warn or (lambda message: None)
-        self._isolation = Isolation.BUBBLEWRAP
-        self._cgroup = "e2b"
         self._lock = threading.Lock()
         self._live: dict[str, Any] = {}  # sandbox id -> SDK Sandbox, killed on close
 
-    @property
-    def isolation(self) -> Isolation:
-        return self._isolation
-
-    @property
-    def cgroup(self) -> str:
-        return self._cgroup
-
-    def run(
-        self, programs: Iterable[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
+    def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
         batch = list(programs)
         chunks = [batch[start : start + CHUNK] for start in range(0, len(batch), CHUNK)]
         if len(chunks) <= 1:
-            return self._chunk(batch, on_result)
-        return self._parallel(chunks, on_result)
+            return self._with_retries(batch)
+        return self._parallel(chunks)
 
-    def _chunk(
-        self, programs: list[Program], on_result: ResultCallback | None = None
-    ) -> Iterator[ExecResult]:
-        return run_with_retries(
-            programs, self._attempt, where=self.where, on_result=on_result, warn=self.warn
-        )
-
-    def _parallel(
-        self, chunks: list[list[Program]], on_result: ResultCallback | None
-    ) -> Iterator[ExecResult]:
+    def _parallel(self, chunks: list[list[Program]]) -> Iterator[ExecResult]:
         """The chunks in up to SANDBOXES sandboxes at once, each retried on its own; results
-        come back to the caller's thread (on_result is called there)."""
+        come back to the caller's thread."""
         arrived: queue.Queue[tuple[str, Any]] = queue.Queue()
         stop = threading.Event()
 
         def work(chunk: list[Program]) -> None:
             try:
-                for result in self._chunk(chunk):
+                for result in self._with_retries(chunk):
                     if stop.is_set():
                         return
                     arrived.put(("result", result))
@@ -270,8 +246,6 @@ class E2BSandbox:
                 elif kind == "error":
                     raise value
                 else:
-                    if on_result is not None:
-                        on_result(value)
                     yield value
         finally:
             stop.set()
@@ -309,10 +283,7 @@ class E2BSandbox:
                     raise lost from error
                 yield from self._read_back(sandbox, where)
                 raise lost from error
-            if done.get("isolation"):
-                self._isolation = Isolation(done["isolation"])
-            if done.get("cgroup"):
-                self._cgroup = f"e2b:{done['cgroup']}"
+            self._take_done(done)
         finally:
             self._kill(sandbox)
 
@@ -370,12 +341,6 @@ class E2BSandbox:
 
     def close(self) -> None:
         self._kill_live()
-
-    def __enter__(self) -> E2BSandbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _stdout_lines(handle: Any, stderr: list[str]) -> Iterator[str]:

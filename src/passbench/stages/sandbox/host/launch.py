@@ -21,13 +21,21 @@ from typing import Protocol
 from passbench.core.errors import SandboxError
 from passbench.core.records import Isolation
 from passbench.stages.sandbox.base import SandboxConfig
-from passbench.stages.sandbox.workdirs import ScratchFolders
+from passbench.stages.sandbox.host.workdirs import ScratchFolders
 
-RUNNER = Path(__file__).with_name("_runner.py")
+# the runner and its modules live in inside/, the folder shipped into the sandbox
+RUNNER = Path(__file__).parents[1] / "inside" / "_runner.py"
 _INSIDE = "/run/passbench"
 _RUNNER_INSIDE = f"{_INSIDE}/_runner.py"
 #: The modules the runner imports, shipped beside it (standard library only, like the runner).
-_MODULE_NAMES = ("_io_style.py", "_values.py", "_scratch.py", "_process_style.py")
+_MODULE_NAMES = (
+    "_frames.py",
+    "_guards.py",
+    "_io_style.py",
+    "_values.py",
+    "_scratch.py",
+    "_process_style.py",
+)
 RUNNER_MODULES = tuple(RUNNER.with_name(name) for name in _MODULE_NAMES)
 SANDBOX_UID = 1000  # the unprivileged user samples run as inside the namespace
 SANDBOX_HOST_UID = 65534  # who that user is on the host when passbench runs as root

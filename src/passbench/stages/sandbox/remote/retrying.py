@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Iterator
 
 from passbench.core.errors import BackendUnavailable
 from passbench.core.records import ExecResult, Program
-from passbench.stages.sandbox.base import ResultCallback
 
 #: Attempts per batch before giving up, and the first pause between them (doubling).
 RETRIES = 5
@@ -27,7 +26,6 @@ def run_with_retries(
     attempt: Attempt,
     *,
     where: str,
-    on_result: ResultCallback | None = None,
     warn: Callable[[str], None] | None = None,
     transient: tuple[type[BaseException], ...] = (),
     retries: int = RETRIES,
@@ -44,8 +42,6 @@ def run_with_retries(
                 if pending.pop(result.key, None) is None:
                     continue  # a verdict for a program not asked for, or twice: ignored
                 failures = 0
-                if on_result is not None:
-                    on_result(result)
                 yield result
             if pending:
                 raise BackendUnavailable(f"the run ended with {len(pending)} programs unanswered")

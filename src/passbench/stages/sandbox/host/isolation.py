@@ -16,8 +16,8 @@ from pathlib import Path
 from passbench.core.errors import SandboxError
 from passbench.core.records import Isolation
 from passbench.stages.sandbox.base import SandboxConfig
-from passbench.stages.sandbox.launch import BubblewrapLauncher, Launcher, RlimitLauncher
-from passbench.stages.sandbox.workdirs import ScratchFolders
+from passbench.stages.sandbox.host.launch import BubblewrapLauncher, Launcher, RlimitLauncher
+from passbench.stages.sandbox.host.workdirs import ScratchFolders
 
 WarnCallback = Callable[[str], None]
 

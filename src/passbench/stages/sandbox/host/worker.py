@@ -7,9 +7,7 @@ non-blocking, so one selector loop can watch every worker at once.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import struct
 import subprocess
 import time
 from collections.abc import Callable
@@ -17,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from passbench.core.errors import SandboxError
-from passbench.stages.sandbox.cgroups import WorkerCgroup
-from passbench.stages.sandbox.launch import Launcher
-
-_FRAME = struct.Struct(">I")
-_MAX_FRAME = 64 * 1024 * 1024
+from passbench.stages.sandbox.host.cgroups import WorkerCgroup
+from passbench.stages.sandbox.host.launch import Launcher
+from passbench.stages.sandbox.inside import _frames
 
 
 class WorkerHandle:
@@ -48,7 +44,7 @@ class WorkerHandle:
         self.process: subprocess.Popen[bytes] | None = None
         self.cmd_w = -1
         self.msg_r = -1
-        self._buffer = bytearray()
+        self._frames = _frames.FrameReader()
         self.started_at = 0.0
 
     def start(self) -> None:
@@ -88,7 +84,7 @@ class WorkerHandle:
         os.close(msg_w)
         os.set_blocking(msg_r, False)
         self.cmd_w, self.msg_r = cmd_w, msg_r
-        self._buffer.clear()
+        self._frames = _frames.FrameReader()
         self.served = 0
         self.state = "starting"
         self.started_at = time.monotonic()
@@ -103,8 +99,7 @@ class WorkerHandle:
         )
 
     def send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message).encode()
-        payload = memoryview(_FRAME.pack(len(data)) + data)
+        payload = memoryview(_frames.encode(message))
         try:
             # Blocking is fine: an idle worker is always reading its command pipe.
             while payload:
@@ -120,6 +115,7 @@ class WorkerHandle:
     def receive(self) -> tuple[list[dict[str, Any]], bool]:
         """Messages that have arrived, and whether the worker's end is closed."""
         closed = False
+        received = bytearray()
         while True:
             try:
                 chunk = os.read(self.msg_r, 1 << 20)
@@ -131,18 +127,11 @@ class WorkerHandle:
             if not chunk:
                 closed = True
                 break
-            self._buffer += chunk
-        messages = []
-        while len(self._buffer) >= _FRAME.size:
-            (size,) = _FRAME.unpack_from(self._buffer)
-            if size > _MAX_FRAME:
-                closed = True
-                break
-            if len(self._buffer) < _FRAME.size + size:
-                break
-            body = bytes(self._buffer[_FRAME.size : _FRAME.size + size])
-            del self._buffer[: _FRAME.size + size]
-            messages.append(json.loads(body))
+            received += chunk
+        try:
+            messages = self._frames.feed(bytes(received))
+        except ValueError:  # not frames of JSON objects: the worker is broken, treat it as gone
+            messages, closed = [], True
         return messages, closed
 
     def log_tail(self, limit: int = 2000) -> str:

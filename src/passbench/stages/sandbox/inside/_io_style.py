@@ -33,9 +33,7 @@ under `swallow_io`, the first exception ending the program (its default `fast_ch
 
 from __future__ import annotations
 
-import builtins
 import contextlib
-import faulthandler
 import importlib
 import io
 import json
@@ -43,16 +41,17 @@ import mmap
 import os
 import select
 import struct
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 try:  # inside the sandbox this file's folder is on sys.path
+    _frames: Any = importlib.import_module("_frames")
+    _guards: Any = importlib.import_module("_guards")
     _values: Any = importlib.import_module("_values")
 except ImportError:  # imported from the passbench package (tests, the rlimit fallback)
-    from passbench.stages.sandbox import _values
+    from passbench.stages.sandbox.inside import _frames, _guards, _values
 
 #: An output whose tagged JSON is at most this long travels whole; a longer one as its digest.
 INLINE_LIMIT = 64 * 1024
@@ -73,7 +72,6 @@ _DATA = 64
 _MAGIC = 0x10_57_17_E5
 _LOADING, _CALLING, _DESCRIBING, _DONE = 0, 1, 2, 3
 _MAX_CHILD_FRAME = VALUE_CAP + 64 * 1024
-_FRAME = struct.Struct(">I")
 _CPU_REPORT_S = 0.25
 
 _write = os.write
@@ -95,58 +93,18 @@ def _frame(message: dict[str, Any], value_json: str | None = None) -> bytes:
     data = _encode(message)
     if value_json is not None:
         data = data[:-1] + ',"value":' + value_json + "}"
-    payload = data.encode("ascii")
-    return _FRAME.pack(len(payload)) + payload
+    framed: bytes = _frames.pack(data.encode("ascii"))
+    return framed
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[_write(fd, view) :]
+_write_all = _frames.write_all
+FrameReader = _frames.FrameReader
 
 
 def _read_frame(fd: int) -> dict[str, Any]:
-    header = _read_exact(fd, _FRAME.size)
-    (size,) = _FRAME.unpack(header)
-    message: dict[str, Any] = _loads(_read_exact(fd, size))
+    """The worker's batch: trusted, and as large as the job it came in, so no size limit."""
+    message: dict[str, Any] = _frames.receive(fd, limit=1 << 32)
     return message
-
-
-def _read_exact(fd: int, n: int) -> bytes:
-    chunks = []
-    while n:
-        chunk = _read(fd, min(n, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
-
-
-class FrameReader:
-    """Frames from a non-blocking pipe, as they complete."""
-
-    def __init__(self, limit: int) -> None:
-        self.buffer = bytearray()
-        self.limit = limit
-
-    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
-        """Complete frames so far. ValueError when the stream is not frames of JSON objects."""
-        self.buffer += chunk
-        frames = []
-        while len(self.buffer) >= _FRAME.size:
-            (size,) = _FRAME.unpack_from(self.buffer)
-            if size > self.limit:
-                raise ValueError(f"a message of {size} bytes")
-            if len(self.buffer) < _FRAME.size + size:
-                break
-            body = bytes(self.buffer[_FRAME.size : _FRAME.size + size])
-            del self.buffer[: _FRAME.size + size]
-            message = _loads(body)
-            if type(message) is not dict:
-                raise ValueError("a message that is not an object")
-            frames.append(message)
-        return frames
 
 
 # --------------------------------------------------------------------------- the child
@@ -182,69 +140,6 @@ def swallow_io() -> Iterator[None]:
         RedirectStdin(stream),
     ):
         yield
-
-
-def evalplus_guard() -> None:
-    """EvalPlus's `reliability_guard`, minus the resource limits (the worker set them).
-
-    A candidate that calls what it disables fails there, so it fails here."""
-    _reliability_guard(evalplus=True)
-
-
-def lcb_guard() -> None:
-    """LiveCodeBench's `reliability_guard` (lcb_runner/evaluation/testing_util.py), minus the
-    resource limits: EvalPlus's, except that `exit` and `open` stay (LiveCodeBench leaves
-    `builtins.exit` alone, and its stdin harness patches `open` to read the test's input)."""
-    _reliability_guard(evalplus=False)
-
-
-def _reliability_guard(*, evalplus: bool) -> None:
-    faulthandler.disable()
-    if evalplus:
-        builtins.exit = None  # type: ignore[assignment]
-    builtins.quit = None  # type: ignore[assignment]
-    os.environ["OMP_NUM_THREADS"] = "1"
-    for name in (
-        "kill",
-        "system",
-        "putenv",
-        "remove",
-        "removedirs",
-        "rmdir",
-        "fchdir",
-        "setuid",
-        "fork",
-        "forkpty",
-        "killpg",
-        "rename",
-        "renames",
-        "truncate",
-        "replace",
-        "unlink",
-        "fchmod",
-        "fchown",
-        "chmod",
-        "chown",
-        "chroot",
-        "lchflags",
-        "lchmod",
-        "lchown",
-        "getcwd",
-        "chdir",
-    ):
-        setattr(os, name, None)
-    if evalplus:
-        builtins.open = None  # type: ignore[assignment]
-    import shutil
-    import subprocess
-
-    shutil.rmtree = None  # type: ignore[assignment]
-    shutil.move = None  # type: ignore[assignment]
-    shutil.chown = None  # type: ignore[assignment]
-    subprocess.Popen = None  # type: ignore[assignment,misc]
-    builtins.help = None  # type: ignore[assignment]
-    for module in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
-        sys.modules[module] = None  # type: ignore[assignment]
 
 
 def _exception(error: BaseException) -> dict[str, str]:
@@ -361,10 +256,8 @@ def child_main(job: dict[str, Any], shared: mmap.mmap, out_fd: int, in_fd: int) 
         _exit(0)
     want = set(batch.get("want_values") or ())
     reference = bool(batch.get("reference"))
-    if job.get("guard") == "evalplus":
-        evalplus_guard()
-    elif job.get("guard") == "lcb":
-        lcb_guard()
+    if job.get("guard") in ("evalplus", "lcb"):
+        _guards.apply(job["guard"])
     namespace: dict[str, Any] = {}
     try:
         with swallow_io():
@@ -436,7 +329,7 @@ class Feeder:
         # the inputs as the host encoded them, not parsed and re-encoded here
         batch = f'{{"inputs":{job["inputs_json"]},"want_values":{wanted},"reference":{reference}}}'
         payload = batch.encode("utf-8")
-        self.pending = bytearray(_FRAME.pack(len(payload)) + payload)
+        self.pending = bytearray(_frames.pack(payload))
         self.piped = bytearray()  # records that came down the pipe
         self.input_timeout: int | None = None
         self.cap_hit = False

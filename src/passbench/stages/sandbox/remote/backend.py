@@ -1,0 +1,82 @@
+"""What every backend that runs programs elsewhere shares: one run-and-retry rule, and how the
+isolation and the cgroup the programs actually had are learnt from the agent's closing line.
+
+A backend says how one attempt runs a list of programs (`_attempt`: a verdict as each arrives)
+and which of its errors are transient; `run` asks again for the programs still without a
+verdict when an attempt fails with BackendUnavailable or one of those (retrying.py), and never
+asks for a verdict twice.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from passbench.core.errors import SandboxError
+from passbench.core.records import ExecResult, Isolation, Program
+from passbench.stages.sandbox.base import WarnCallback
+from passbench.stages.sandbox.remote.retrying import run_with_retries
+
+
+def _ignore(message: str) -> None:
+    del message
+
+
+class RemoteBackend(ABC):
+    """The Sandbox protocol for a backend whose agent runs the programs elsewhere (a server, a
+    container, an E2B sandbox, a Ray node). Until the agent says otherwise the programs are
+    taken to run under bubblewrap, which every agent uses or refuses to run without."""
+
+    #: errors of this backend's client that mean "try again", besides BackendUnavailable
+    transient: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, where: str, cgroup: str, warn: WarnCallback | None) -> None:
+        self.where = where  # how messages name this backend ("remote backend URL", ...)
+        self.warn: WarnCallback = warn or _ignore
+        self._isolation = Isolation.BUBBLEWRAP
+        self._cgroup_prefix = cgroup
+        self._cgroup = cgroup
+
+    @property
+    def isolation(self) -> Isolation:
+        return self._isolation
+
+    @property
+    def cgroup(self) -> str:
+        return self._cgroup
+
+    def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
+        return self._with_retries(list(programs))
+
+    def _with_retries(self, programs: list[Program]) -> Iterator[ExecResult]:
+        return run_with_retries(
+            programs, self._attempt, where=self.where, warn=self.warn, transient=self.transient
+        )
+
+    @abstractmethod
+    def _attempt(self, programs: list[Program]) -> Iterator[ExecResult]:
+        """One try at running `programs`: each verdict as it arrives. BackendUnavailable (or a
+        transient error) when the place they run is lost; the rest are asked for again."""
+
+    def _take_done(self, done: Mapping[str, Any]) -> None:
+        """Record what the agent's closing line says the programs ran under."""
+        if done.get("isolation"):
+            try:
+                self._isolation = Isolation(done["isolation"])
+            except ValueError:
+                raise SandboxError(
+                    f"{self.where}: the agent reported isolation {done['isolation']!r}"
+                ) from None
+        if done.get("cgroup"):
+            self._cgroup = f"{self._cgroup_prefix}:{done['cgroup']}"
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release what the backend holds (connections, containers, sandboxes)."""
+
+    def __enter__(self) -> RemoteBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
