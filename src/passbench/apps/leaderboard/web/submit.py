@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import passbench
 from passbench.apps.leaderboard.store.bundle import make_bundle, read_bundle
 from passbench.apps.leaderboard.store.database import Store
 from passbench.apps.leaderboard.store.models import Job
@@ -41,6 +40,7 @@ from passbench.apps.leaderboard.store.queue import (
 )
 from passbench.core.errors import PassbenchError, PermissionDenied, SubmissionRejected
 from passbench.core.settings import Paths
+from passbench.core.version import __version__
 
 #: States after which a job changes no more: the page stops polling.
 FINAL_STATES = ("scored", "rejected", "failed", "cancelled")
@@ -180,7 +180,7 @@ class Submissions:
             dataset_sha256=loaded.sha256,
             split=(split or "").strip() or "complete",
             subset=subset,
-            passbench_version=passbench.__version__,
+            passbench_version=__version__,
             link=(link or "").strip() or None,
             size_b=_number(size_b, "size_b") if (size_b or "").strip() else None,
             generation=generation,
