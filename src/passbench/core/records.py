@@ -19,7 +19,6 @@ from typing import Any, Literal
 RESULT_SCHEMA_VERSION = 1
 
 Status = Literal["pass", "fail", "timeout"]
-Split = Literal["complete", "instruct"]
 
 
 class ErrorCategory(str, enum.Enum):
