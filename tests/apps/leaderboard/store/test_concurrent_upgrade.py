@@ -22,32 +22,42 @@ from passbench.apps.leaderboard.store.models import Base
 
 _PROCESSES = 4
 
-# Each process imports everything first, then waits for the same moment to open the store, so
-# the migrations really run at once.
-_OPEN_AT = """
+# Each process imports everything first and says so, then waits for the word to open the store,
+# so the migrations really run at once.
+_OPEN_ON_GO = """
 import sys, time
+from pathlib import Path
 from passbench.apps.leaderboard.store.database import open_store
-start = float(sys.argv[2])
-time.sleep(max(0.0, start - time.time()))
-open_store(sys.argv[1]).close()
+url, ready, go = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+ready.touch()
+while not go.exists():
+    time.sleep(0.005)
+open_store(url).close()
 """
 
 
 def _open_together(url: str, tmp_path: Path) -> list[subprocess.CompletedProcess[str]]:
     src = str(Path(__file__).resolve().parents[4] / "src")
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    start = time.time() + 3.0  # past every process's imports on a loaded machine
+    go = tmp_path / "go"
+    ready = [tmp_path / f"ready-{number}" for number in range(_PROCESSES)]
     processes = [
         subprocess.Popen(
-            [sys.executable, "-c", _OPEN_AT, url, repr(start)],
+            [sys.executable, "-c", _OPEN_ON_GO, url, str(flag), str(go)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env=environ,
             cwd=tmp_path,
         )
-        for _ in range(_PROCESSES)
+        for flag in ready
     ]
+    deadline = time.monotonic() + 120
+    while not all(flag.exists() for flag in ready):
+        assert time.monotonic() < deadline, "the processes did not start"
+        assert all(process.poll() is None for process in processes), "a process died early"
+        time.sleep(0.01)
+    go.touch()
     finished = []
     for process in processes:
         out, err = process.communicate(timeout=120)
