@@ -12,7 +12,7 @@ import pytest
 from tests.stages.providers.servers.canonical_fake import CanonicalChatServer
 
 import passbench
-from passbench.core.errors import InputError
+from passbench.core.errors import InputError, SandboxError
 from passbench.core.records import Sample
 from passbench.stages.benchmarks import DataSettings, get_benchmark
 
@@ -104,6 +104,20 @@ def test_evaluate_refuses_what_the_cli_refuses(environ: dict[str, str], tmp_path
     (tmp_path / "passbench.toml").write_text('[evaluate]\nbackend = "nowhere"\n')
     with pytest.raises(InputError, match="nowhere"):
         passbench.evaluate("s.jsonl", environ=environ)
+
+
+@pytest.mark.bwrap
+def test_evaluate_refuses_samples_it_cannot_isolate_before_writing_anything(
+    environ: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "bin-without-bwrap").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin-without-bwrap"))  # as without bubblewrap
+    samples = [Sample(task_id="HumanEval/2", solution=RIGHT["HumanEval/2"])]
+    with pytest.raises(SandboxError, match="refusing to run samples without sandbox isolation"):
+        passbench.evaluate(
+            samples, benchmark="humaneval", output_dir=tmp_path / "out", environ=environ
+        )
+    assert not (tmp_path / "out").exists()  # not even the samples
 
 
 def _canonical_server(data_dir: Path, tmp_path: Path) -> CanonicalChatServer:

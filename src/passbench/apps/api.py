@@ -20,7 +20,7 @@ import asyncio
 import os
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -158,18 +158,15 @@ def evaluate(
         nltk_data=nltk_data,
     )
     selection = _selection(tasks, id_range, since, until)
+    settings = evaluate_settings(
+        resolved, selection, check_ground_truth=check_ground_truth, resume=resume
+    )
+    check_executable(get_benchmark(settings.benchmark))  # before the isolation check
+    refuse_without_isolation(settings, resolved.paths)  # before anything is written
     samples_path = None
     if samples is not None:
         samples_path = _samples_file(samples, resolved["output_dir"], name)
-    settings = evaluate_settings(
-        resolved,
-        selection,
-        samples=samples_path,
-        check_ground_truth=check_ground_truth,
-        resume=resume,
-    )
-    check_executable(get_benchmark(settings.benchmark))  # before the isolation check
-    refuse_without_isolation(settings, resolved.paths)
+        settings = replace(settings, samples=samples_path)
     evaluator = Evaluator(settings, resolved.paths, progress)
     if samples_path is None:
         truth = evaluator.run_ground_truth(settings.output_dir or DEFAULT_OUTPUT_DIR)
