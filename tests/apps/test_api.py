@@ -92,8 +92,10 @@ def test_evaluate_refuses_what_the_cli_refuses(environ: dict[str, str], tmp_path
         passbench.evaluate(benchmark="humaneval", environ=environ)
     with pytest.raises(InputError, match="exactly one of samples and ground_truth"):
         passbench.evaluate("s.jsonl", ground_truth=True, environ=environ)
-    with pytest.raises(InputError, match="must be at least 0"):
+    with pytest.raises(InputError, match="field 'workers': must be at least 0"):
         passbench.evaluate("s.jsonl", workers=-1, environ=environ)
+    with pytest.raises(InputError, match="field 'pass_k': expected comma-separated integers"):
+        passbench.evaluate("s.jsonl", pass_k="a", environ=environ)
     with pytest.raises(InputError, match="expected LOW-HIGH"):
         passbench.evaluate("s.jsonl", id_range=(3, 1), environ=environ)
     with pytest.raises(InputError, match="no samples given"):

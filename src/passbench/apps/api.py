@@ -328,13 +328,20 @@ def _resolve(
         for key, value in given.items()
         if value is not None
     }
-    return resolve(
-        command,
-        flags=flags,
-        environ=os.environ if environ is None else environ,
-        config_path=Path(config) if config is not None else None,
-        defaults={"benchmark": DEFAULT_BENCHMARK},
-    )
+    try:
+        return resolve(
+            command,
+            flags=flags,
+            environ=os.environ if environ is None else environ,
+            config_path=Path(config) if config is not None else None,
+            defaults={"benchmark": DEFAULT_BENCHMARK},
+        )
+    except InputError as error:
+        # a keyword's bad value is named by the keyword, not by the CLI's flag
+        keyword = (error.field or "").removeprefix("--").replace("-", "_")
+        if error.path is None and keyword in flags:
+            raise InputError(error.bare_message, field=keyword) from None
+        raise
 
 
 def _selection(
