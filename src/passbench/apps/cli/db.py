@@ -490,8 +490,8 @@ def submit(
     import gzip
     import tempfile
 
-    import passbench
     from passbench.apps.leaderboard.store.bundle import bundle_zip, make_bundle
+    from passbench.core.version import __version__
     from passbench.stages.benchmarks import get_benchmark
 
     if not submit_token:
@@ -517,7 +517,7 @@ def submit(
         dataset_sha256=loaded.sha256,
         split=resolved["split"],
         subset=loaded.subset,
-        passbench_version=passbench.__version__,
+        passbench_version=__version__,
         link=link,
         size_b=size_b,
         prompted=prompted,
