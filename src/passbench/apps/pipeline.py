@@ -21,17 +21,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from passbench.core.errors import InputError, SampleFileError
+from passbench.core.errors import InputError, SampleFileError, SandboxError
 from passbench.core.progress import NullProgress, Progress
 from passbench.core.records import Completion, Prompt, Task
 from passbench.core.samplefile import sample_file_stem
-from passbench.core.settings import Paths
+from passbench.core.settings import ConfigFile, Paths, Resolved
 from passbench.stages.benchmarks import get_benchmark
+from passbench.stages.benchmarks.selection import TaskSelection
 from passbench.stages.evaluate import EvaluateSettings, EvaluationOutcome, Evaluator
 from passbench.stages.prompts import build_prompt, stop_sequences
 from passbench.stages.providers import (
@@ -41,16 +43,112 @@ from passbench.stages.providers import (
     ResponseCache,
     UsageTotals,
     create_provider,
+    load_model_config,
 )
 from passbench.stages.providers.config import OFFICIAL_REASONING_EFFORT, reasoning_named_model
-from passbench.stages.providers.registry import official_name_suffix
+from passbench.stages.providers.registry import official_name_suffix, official_sampling_top_p
 from passbench.stages.results import load_results
+from passbench.stages.sandbox import check_isolation
+from passbench.stages.sandbox.base import Limits
 from passbench.stages.sanitize import SanitizeResult, sanitize
 
 #: What the official generate appends to the sample file's name.
 SANITIZED_SUFFIX = "-sanitized_calibrated"
 #: The official generate's default `--revision`.
 DEFAULT_REVISION = "main"
+#: The official generate's default `--max_new_tokens`.
+OFFICIAL_MAX_NEW_TOKENS = 1280
+
+
+# ---- settings shared by the CLI and the Python API ----------------------------------------
+
+
+def official_model_config(
+    model: str, flags: Mapping[str, Any], config_file: ConfigFile | None = None
+) -> ModelConfig:
+    """The model's settings: its [models.NAME] table in the config file (if any) with `flags`
+    on top (None: not given), and the official defaults for what neither sets: 1280 new
+    tokens, greedy, and when sampling the top_p the official tool uses with that provider."""
+    config = load_model_config(model, config=config_file, flags=flags)
+    if config.params.max_new_tokens is None:
+        config = replace(
+            config, params=replace(config.params, max_new_tokens=OFFICIAL_MAX_NEW_TOKENS)
+        )
+    if config.params.temperature is None:
+        config = replace(config, params=replace(config.params, temperature=0.0))
+    if config.params.temperature and config.params.top_p is None:
+        top_p = official_sampling_top_p(config)
+        if top_p is not None:
+            config = replace(config, params=replace(config.params, top_p=top_p))
+    return config
+
+
+def offline_model_hub(paths: Paths, environ: MutableMapping[str, str]) -> None:
+    """With PASSBENCH_OFFLINE, local models (hf, vllm) load from the Hugging Face cache only:
+    a missing model is an error naming the cache instead of a download. Set before the
+    provider's SDK is imported, which reads it."""
+    if paths.offline:
+        environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def evaluate_settings(
+    resolved: Resolved,
+    selection: TaskSelection,
+    *,
+    samples: Path | None = None,
+    check_ground_truth: bool = True,
+    resume: bool = True,
+) -> EvaluateSettings:
+    """EvaluateSettings from resolved settings (of `evaluate` or `run`: passbench.core.settings)
+    and what is not a setting: the samples, the task selection, whether the ground truth is
+    checked and whether the journal's verdicts are reused."""
+    return EvaluateSettings(
+        benchmark=resolved["benchmark"],
+        version=resolved["version"],
+        split=resolved["split"],
+        subset=resolved["subset"],
+        samples=samples,
+        output_dir=resolved["output_dir"],
+        task_ids=selection.task_ids,
+        id_range=selection.id_range,
+        window=selection.window,
+        calibrated=resolved["calibrated"],
+        pass_k=resolved["pass_k"],
+        timeout_per_task_s=resolved["timeout_per_task"],
+        min_time_limit_s=resolved["min_time_limit"],
+        gt_time_limit_factor=resolved["gt_time_limit_factor"],
+        check_ground_truth=check_ground_truth,
+        workers=resolved["workers"],
+        limits=Limits(
+            memory_mb=resolved["memory_mb"],
+            tmp_mb=resolved["tmp_mb"],
+            allow_network=resolved["allow_network"],
+        ),
+        env_dir=resolved["env_dir"],
+        dataset_path=resolved["dataset_path"],
+        nltk_data=resolved["nltk_data"],
+        allow_unsandboxed=resolved["allow_unsandboxed"],
+        resume=resume,
+        backend=resolved["backend"],
+        endpoint=resolved["endpoint"],
+        image=resolved["image"],
+        ray_address=resolved["ray_address"],
+        token=resolved["token"],
+        verify_fraction=resolved["verify_fraction"],
+    )
+
+
+def refuse_without_isolation(settings: EvaluateSettings, paths: Paths) -> None:
+    """SandboxError (one line: why, how to fix) when samples could not be isolated here and
+    the user did not allow running them unsandboxed; checked before any work or progress
+    output (the sandbox would refuse too, later)."""
+    if settings.allow_unsandboxed:
+        return
+    if settings.backend != "local" and settings.verify_fraction == 0:
+        return  # nothing runs here; the remote backend says what isolation it gave
+    refused = check_isolation(Path(sys.executable), paths.cache_dir / "scratch")
+    if refused is not None:
+        raise SandboxError(refused)
 
 
 # ---- file names ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Every stage reads the previous stage's records and writes its own (see docs/architecture.md):
 
-    Task -> Prompt -> Completion -> Sample -> Program -> ExecResult -> Score
+    Task -> Prompt -> Completion -> Sample -> Program -> ExecResult
 
 All are frozen dataclasses; they are validated where they are read from files (the I/O edges),
 not here.
@@ -19,7 +19,6 @@ from typing import Any, Literal
 RESULT_SCHEMA_VERSION = 1
 
 Status = Literal["pass", "fail", "timeout"]
-Split = Literal["complete", "instruct"]
 
 
 class ErrorCategory(str, enum.Enum):
@@ -184,13 +183,3 @@ class ExecResult:
     # io programs: how many inputs were judged (EvalPlus's `progress`), the last being the
     # failing one when the status is not "pass"
     inputs_done: int | None = None
-
-
-@dataclass(frozen=True)
-class Score:
-    """pass@k for one run."""
-
-    pass_at_k: Mapping[str, float]  # "pass@1" -> value in [0, 1]
-    n_tasks: int
-    samples_per_task: Mapping[str, int]
-    per_task: Mapping[str, Mapping[str, float]] = field(default_factory=dict)

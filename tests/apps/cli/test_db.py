@@ -4,6 +4,9 @@ a SQLite store (tests/apps/leaderboard/store runs the same code on PostgreSQL)."
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +104,33 @@ def test_the_store_can_be_named_in_the_config_file(
     invoke("db", "import", str(OFFICIAL))
     assert (tmp_path / "configured.db").is_file()
     assert len(runs()) == 1
+
+
+@pytest.mark.parametrize(
+    ("store", "said"),
+    [
+        ("not-a-database.db", "file is not a database"),
+        ("/proc/no/such/folder/store.db", "cannot create its folder /proc/no/such/folder"),
+    ],
+)
+def test_a_worker_that_cannot_open_its_store_says_why_in_one_line_and_fails(
+    tmp_path: Path, store: str, said: str
+) -> None:
+    path = tmp_path / store
+    if store == "not-a-database.db":
+        path.write_text("these are not the tables you are looking for\n" * 100)
+    src = str(Path(__file__).resolve().parents[3] / "src")
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    command = ("leaderboard", "worker", "--once", "--db", f"sqlite:///{path}")
+    finished = subprocess.run(
+        [sys.executable, "-m", "passbench.apps.cli", *command],
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert finished.returncode != 0
+    assert finished.stderr.count("\n") == 1, finished.stderr  # one line, no traceback
+    assert finished.stderr.startswith(f"error: cannot open the store sqlite:///{path}: ")
+    assert said in finished.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,9 @@ from passbench.apps.cli.options import (
     selection_options,
     task_selection,
 )
-from passbench.core.errors import InputError, SandboxError
+from passbench.apps.pipeline import evaluate_settings as pipeline_settings
+from passbench.apps.pipeline import refuse_without_isolation
+from passbench.core.errors import InputError
 from passbench.core.settings import Paths, Resolved
 from passbench.core.settings.registry import BACKEND_NAMES
 from passbench.stages.benchmarks import (
@@ -33,8 +34,6 @@ from passbench.stages.evaluate import (
     Evaluator,
     GroundTruthOutcome,
 )
-from passbench.stages.sandbox import check_isolation
-from passbench.stages.sandbox.base import Limits
 
 
 @click.command()
@@ -157,18 +156,6 @@ def evaluate(ctx: click.Context, /, **options: Any) -> None:
         _print_outcome(console, outcome_samples, evaluator)
 
 
-def refuse_without_isolation(settings: EvaluateSettings, paths: Paths) -> None:
-    """SandboxError (one line: why, how to fix) when samples could not be isolated here and
-    the user did not pass --allow-unsandboxed; checked before any work or progress output."""
-    if settings.allow_unsandboxed:
-        return
-    if settings.backend != "local" and settings.verify_fraction == 0:
-        return  # nothing runs here; the remote backend says what isolation it gave
-    refused = check_isolation(Path(sys.executable), paths.cache_dir / "scratch")
-    if refused is not None:
-        raise SandboxError(refused)
-
-
 def evaluate_settings(
     ctx: click.Context, options: Mapping[str, Any]
 ) -> tuple[EvaluateSettings, Paths]:
@@ -181,40 +168,12 @@ def evaluate_settings(
 def settings_from(resolved: Resolved, options: Mapping[str, Any]) -> EvaluateSettings:
     """EvaluateSettings from resolved settings (of `evaluate` or `run`) and the options that
     are not settings (samples, task selection, --no-gt, --no-resume)."""
-    selection = task_selection(options)
-    return EvaluateSettings(
-        benchmark=resolved["benchmark"],
-        version=resolved["version"],
-        split=resolved["split"],
-        subset=resolved["subset"],
+    return pipeline_settings(
+        resolved,
+        task_selection(options),
         samples=options.get("samples"),
-        output_dir=resolved["output_dir"],
-        task_ids=selection.task_ids,
-        id_range=selection.id_range,
-        window=selection.window,
-        calibrated=resolved["calibrated"],
-        pass_k=resolved["pass_k"],
-        timeout_per_task_s=resolved["timeout_per_task"],
-        min_time_limit_s=resolved["min_time_limit"],
-        gt_time_limit_factor=resolved["gt_time_limit_factor"],
         check_ground_truth=not options["no_gt"],
-        workers=resolved["workers"],
-        limits=Limits(
-            memory_mb=resolved["memory_mb"],
-            tmp_mb=resolved["tmp_mb"],
-            allow_network=resolved["allow_network"],
-        ),
-        env_dir=resolved["env_dir"],
-        dataset_path=resolved["dataset_path"],
-        nltk_data=resolved["nltk_data"],
-        allow_unsandboxed=resolved["allow_unsandboxed"],
         resume=not options["no_resume"],
-        backend=resolved["backend"],
-        endpoint=resolved["endpoint"],
-        image=resolved["image"],
-        ray_address=resolved["ray_address"],
-        token=resolved["token"],
-        verify_fraction=resolved["verify_fraction"],
     )
 
 

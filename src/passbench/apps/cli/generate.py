@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Mapping, MutableMapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,17 +41,18 @@ from passbench.apps.pipeline import (
     GenerationSettings,
     SampleFiles,
     generate_samples,
+    official_model_config,
     sample_files,
     sample_identifier,
 )
+from passbench.apps.pipeline import offline_model_hub as offline_hub
 from passbench.core.records import Task
 from passbench.core.settings import ConfigFile, Resolved
 from passbench.stages.benchmarks import Benchmark, LoadedBenchmark, get_benchmark
 from passbench.stages.benchmarks.base import check_split
 from passbench.stages.benchmarks.selection import select_tasks
-from passbench.stages.providers import ModelConfig, ResponseCache, load_model_config
+from passbench.stages.providers import ModelConfig, ResponseCache
 from passbench.stages.providers.config import parse_provider_options
-from passbench.stages.providers.registry import official_sampling_top_p
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -143,8 +144,7 @@ class Selection:
 
 def model_config(options: Mapping[str, Any], config_file: ConfigFile | None = None) -> ModelConfig:
     """The model's settings: its [models.NAME] table in the config file (if any) with the flags
-    on top, and the official defaults for what neither sets: 1280 new tokens, greedy, and when
-    sampling the top_p the official tool uses with that provider."""
+    on top, and the official defaults for what neither sets (apps.pipeline)."""
     flags = {
         name: options[name]
         for name in (
@@ -168,16 +168,7 @@ def model_config(options: Mapping[str, Any], config_file: ConfigFile | None = No
         provider_options["revision"] = options["revision"]
     if provider_options:
         flags["options"] = provider_options
-    config = load_model_config(options["model"], config=config_file, flags=flags)
-    if config.params.max_new_tokens is None:
-        config = replace(config, params=replace(config.params, max_new_tokens=1280))
-    if config.params.temperature is None:
-        config = replace(config, params=replace(config.params, temperature=0.0))
-    if config.params.temperature and config.params.top_p is None:
-        top_p = official_sampling_top_p(config)
-        if top_p is not None:
-            config = replace(config, params=replace(config.params, top_p=top_p))
-    return config
+    return official_model_config(options["model"], flags, config_file)
 
 
 def select(resolved: Resolved, options: Mapping[str, Any]) -> Selection:
@@ -237,11 +228,8 @@ def open_cache(resolved: Resolved, options: Mapping[str, Any]) -> ResponseCache 
 
 
 def offline_model_hub(resolved: Resolved, environ: MutableMapping[str, str]) -> None:
-    """With PASSBENCH_OFFLINE, local models (hf, vllm) load from the Hugging Face cache only:
-    a missing model is an error naming the cache instead of a download. Set before the
-    provider's SDK is imported, which reads it."""
-    if resolved.paths.offline:
-        environ.setdefault("HF_HUB_OFFLINE", "1")
+    """HF_HUB_OFFLINE=1 with PASSBENCH_OFFLINE (apps.pipeline.offline_model_hub)."""
+    offline_hub(resolved.paths, environ)
 
 
 def print_generation(console: Console, outcome: GenerationOutcome, n_tasks: int) -> None:

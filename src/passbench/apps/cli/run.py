@@ -19,7 +19,7 @@ from rich.console import Console
 
 from passbench.apps.cli._progress import RichProgress
 from passbench.apps.cli.evaluate import evaluate as evaluate_command
-from passbench.apps.cli.evaluate import refuse_without_isolation, settings_from
+from passbench.apps.cli.evaluate import settings_from
 from passbench.apps.cli.generate import generate as generate_command
 from passbench.apps.cli.generate import (
     generation_settings,
@@ -31,7 +31,7 @@ from passbench.apps.cli.generate import (
     select,
 )
 from passbench.apps.cli.options import resolve_options
-from passbench.apps.pipeline import RunOutcome, run_pipeline
+from passbench.apps.pipeline import RunOutcome, refuse_without_isolation, run_pipeline
 from passbench.stages.benchmarks import check_executable
 
 # evaluate's options that `run` does not take: it evaluates what it generated, into the

@@ -41,13 +41,12 @@ from passbench.core.settings.configfile import (
 )
 from passbench.core.settings.registry import (
     COMMANDS,
-    CONFIG_FILE_NAME,
     ENVIRONMENT_VARIABLES,
     GLOBAL,
     Setting,
     settings_of,
 )
-from passbench.core.settings.values import Invalid, convert, parse_ks
+from passbench.core.settings.values import Invalid, convert
 
 
 def default_cache_dir() -> Path:
@@ -166,19 +165,15 @@ def paths_from(environ: Mapping[str, str], data_dir: str | Path | None = None) -
 
 __all__ = [
     "COMMANDS",
-    "CONFIG_FILE_NAME",
     "ENVIRONMENT_VARIABLES",
     "GLOBAL",
     "ConfigFile",
     "Paths",
     "Resolved",
-    "Setting",
     "check_config",
     "default_cache_dir",
     "find_config",
-    "parse_ks",
     "paths_from",
     "read_config",
     "resolve",
-    "settings_of",
 ]

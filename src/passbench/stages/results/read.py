@@ -136,6 +136,18 @@ class RunResults:
         )
 
     @property
+    def pass_at_k(self) -> dict[str, float]:
+        """The run's scores from its _pass_at_k.json ("pass@1": 0.42, ...); {} without one
+        (and for a ground-truth file, which has `gt_pass_rate` instead)."""
+        return {
+            key: float(value)
+            for key, value in (self.pass_at_k_file or {}).items()
+            if key.startswith("pass@")
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+        }
+
+    @property
     def gt_pass_rate(self) -> float | None:
         value = (self.pass_at_k_file or {}).get("gt_pass_rate")
         if isinstance(value, (int, float)) and not isinstance(value, bool):

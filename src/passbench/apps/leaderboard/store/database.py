@@ -10,10 +10,18 @@ importer or a worker writes.
 Opening a store upgrades its schema to the newest migration: a store is never read by code that
 expects another schema. The migrations live inside the package (`migrations/`), configured here
 in code, so no alembic.ini is needed wherever the user runs passbench.
+
+Several processes may open a new or old store at the same moment (a web app and its workers
+started together): one upgrades while the others wait, then find the schema at head. The lock
+is an advisory lock held for the upgrade's transaction on PostgreSQL, and on SQLite an exclusive
+`flock` on `<database file>.lock` beside it (SQLite runs DDL outside the transaction pysqlite
+opens, so the database's own locks cannot keep two `CREATE TABLE`s apart). A store already at
+head is opened without taking either.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -24,9 +32,10 @@ from typing import Any
 import platformdirs
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
 from passbench.core.errors import InputError, ResultsError
@@ -35,6 +44,8 @@ from passbench.core.errors import InputError, ResultsError
 DB_VARIABLE = "PASSBENCH_DB"
 DB_FILE_NAME = "passbench.db"
 MIGRATIONS = Path(__file__).parent / "migrations"
+#: The PostgreSQL advisory lock held while a store's schema is upgraded (any fixed 64-bit key).
+UPGRADE_LOCK_KEY = 0x70617373_62656E63  # "passbenc"
 
 
 def default_url() -> str:
@@ -66,7 +77,14 @@ def create_store_engine(url: str) -> Engine:
     except ArgumentError:
         raise InputError(f"not a database URL: {url!r}", field="--db") from None
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(parsed.database).expanduser().parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ResultsError(
+                f"cannot open the store {url}: cannot create its folder {folder}: "
+                f"{error.strerror or error}"
+            ) from None
     try:
         engine = create_engine(parsed)
     except NoSuchModuleError:
@@ -90,16 +108,58 @@ def alembic_config(connection: Any = None) -> Config:
     return config
 
 
+def head_revision() -> str | None:
+    """The newest migration this passbench has."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Apply the migrations up to `revision` (a no-op when the schema is there)."""
+    """Apply the migrations up to `revision` (a no-op when the schema is there), safely while
+    other processes do the same. A database that cannot be opened is a one-line ResultsError."""
     try:
-        with engine.begin() as connection:
+        if revision == "head" and current_revision(engine) == head_revision():
+            return  # the usual case: nothing to do, no lock to take
+        with _sqlite_upgrade_lock(engine), engine.begin() as connection:
+            _postgres_upgrade_lock(connection)
+            # alembic reads the revision again under the lock: a process that waited finds
+            # what the one before it did and applies only what is still missing
             command.upgrade(alembic_config(connection), revision)
-    except OperationalError as error:
+    except DBAPIError as error:
         raise ResultsError(
             f"cannot open the store {engine.url.render_as_string(hide_password=True)}: "
-            f"{str(error.orig).strip().splitlines()[0]}"
+            f"{_first_line(error.orig)}"
         ) from None
+    except OSError as error:  # the lock file beside a SQLite database
+        raise ResultsError(
+            f"cannot open the store {engine.url.render_as_string(hide_password=True)}: "
+            f"{error.strerror or error}: {error.filename}"
+        ) from None
+
+
+def _first_line(error: BaseException | None) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
+@contextmanager
+def _sqlite_upgrade_lock(engine: Engine) -> Iterator[None]:
+    """An exclusive lock on `<database file>.lock` while a SQLite store is upgraded (nothing
+    for other databases, or a SQLite database in memory, which no other process can see)."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or database in (None, "", ":memory:"):
+        yield
+        return
+    lock_path = Path(database).expanduser().with_name(Path(database).name + ".lock")
+    with open(lock_path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # released when the file is closed
+        yield
+
+
+def _postgres_upgrade_lock(connection: Connection) -> None:
+    """On PostgreSQL, wait for any other upgrade of this database, and hold its lock until
+    this transaction ends (concurrent CREATE TABLEs would otherwise collide)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": UPGRADE_LOCK_KEY})
 
 
 def current_revision(engine: Engine) -> str | None:
