@@ -13,8 +13,6 @@ from .conftest import FAST_RETRY
 from .helpers import chat_prompt, config, run
 from .servers.openai_fake import BAD_KEY, OpenAIFake
 
-pytest.importorskip("openai")
-
 
 def test_rerun_is_served_from_the_cache(
     openai_server: OpenAIFake, tmp_path: Path, progress
