@@ -216,3 +216,37 @@ def test_a_usage_synopsis_is_read_as_its_fullest_call() -> None:
         ["env", "check", "bigcodebench"]
     ]
     assert passbench_argv("the passbench version is printed") == []
+
+
+def _leaf_commands(command: click.Command, path: tuple[str, ...] = ()) -> dict[str, click.Command]:
+    if not isinstance(command, click.Group):
+        return {" ".join(path): command}
+    context = click.Context(command)
+    found: dict[str, click.Command] = {}
+    for name in command.list_commands(context):
+        sub = command.get_command(context, name)
+        assert sub is not None
+        found |= _leaf_commands(sub, (*path, name))
+    return found
+
+
+def test_date_windows_are_documented_on_exactly_the_commands_that_take_them() -> None:
+    """docs/benchmarks.md's "Date windows" paragraph names every command with --since and
+    --until, and the commands without them (it once said "every command")."""
+    text = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    paragraph = text.split("**Date windows.**")[1].split("\n\n")[0]
+    named = set(re.findall(r"`([a-z][a-z ]*[a-z])`", paragraph))
+    commands = _leaf_commands(cli)
+    windowed = {
+        name
+        for name, command in commands.items()
+        if {"since", "until"} <= {param.name for param in command.params}
+    }
+    claimed_with, claimed_without = paragraph.split("take whole files and no window")[0].rsplit(
+        ".", 1
+    )
+    with_window = set(re.findall(r"`([a-z][a-z ]*[a-z])`", claimed_with)) & set(commands)
+    without_window = set(re.findall(r"`([a-z][a-z ]*[a-z])`", claimed_without)) & set(commands)
+    assert named & set(commands) == with_window | without_window
+    assert with_window == windowed
+    assert not without_window & windowed
