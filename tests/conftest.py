@@ -11,6 +11,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+#: tests/test_essential_skips.py runs this file's guard in a throwaway project.
+pytest_plugins = ("pytester",)
+
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
@@ -37,31 +40,52 @@ def visible_tmp_path() -> Iterator[Path]:
 #: a run where the tests that check isolation and verdicts there were skipped. Never set in CI.
 ALLOW_SKIPS_VARIABLE = "PASSBENCH_TESTS_ALLOW_ESSENTIAL_SKIPS"
 #: Markers of the tests that prove the sandbox isolates and the real environment gives the
-#: official verdicts; every test under tests/stages/sandbox/ counts as one of them too.
+#: official verdicts.
 ESSENTIAL_MARKERS = ("bwrap", "evalenv", "hostile")
+#: Folders whose every test is essential: the sandbox's own tests, and the leaderboard's UI
+#: driven in a real Chromium.
+ESSENTIAL_FOLDERS = (
+    REPO / "tests" / "stages" / "sandbox",
+    REPO / "tests" / "apps" / "leaderboard" / "web",
+)
 #: A skip whose reason starts with this is a property of the host the test does not apply to
 #: (root cannot be held by RLIMIT_NPROC), not an inability to test.
 NOT_APPLICABLE = "not applicable"
 
-_SANDBOX_TESTS = REPO / "tests" / "sandbox"
 _essential_skips: list[str] = []
 
 
 def _is_essential(item: pytest.Item) -> bool:
     if any(item.get_closest_marker(name) for name in ESSENTIAL_MARKERS):
         return True
-    return Path(str(item.path)).is_relative_to(_SANDBOX_TESTS)
+    path = Path(str(item.path))
+    return any(path.is_relative_to(folder) for folder in ESSENTIAL_FOLDERS)
+
+
+def _skip_reason(longrepr: object) -> str:
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return str(reason).removeprefix("Skipped: ")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
     report = yield
     if report.skipped and _is_essential(item):
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        reason = reason.removeprefix("Skipped: ")
+        reason = _skip_reason(report.longrepr)
         if not reason.startswith(NOT_APPLICABLE):
             _essential_skips.append(f"{item.nodeid}: {reason}")
     return report
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A module that skips while it is collected (a module-level `pytest.importorskip` or
+    `pytest.skip(allow_module_level=True)`) drops every test in it before any of the hooks
+    above see one: in a dev environment (scripts/setup.sh --dev installs every optional
+    dependency) that is always an inability to test, so it counts as an essential skip."""
+    if report.skipped:
+        reason = _skip_reason(report.longrepr)
+        if not reason.startswith(NOT_APPLICABLE):
+            _essential_skips.append(f"{report.nodeid} (whole module, at collection): {reason}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -77,5 +101,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             f"These tests prove the sandbox and the official verdicts; a run that skips them "
             f"fails. On a machine that cannot run them, set {ALLOW_SKIPS_VARIABLE}=1."
         )
-    if session.exitstatus == 0:
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

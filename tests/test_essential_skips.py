@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ALLOW_SKIPS_VARIABLE = "PASSBENCH_TESTS_ALLOW_ESSENTIAL_SKIPS"  # tests/conftest.py
@@ -47,3 +50,103 @@ def test_a_machine_that_cannot_run_them_can_opt_out(tmp_path: Path) -> None:
     run = _pytest_without_bwrap(tmp_path, allow=True)
     assert run.returncode == 0, run.stdout
     assert " skipped" in run.stdout and "SKIPPED ESSENTIAL" not in run.stdout
+
+
+# ------------------------------------------ the same guard, in a throwaway project (pytester)
+
+CONFTEST = REPO / "tests" / "conftest.py"
+
+
+def _run_guard(pytester: pytest.Pytester, files: dict[str, str]) -> pytest.RunResult:
+    """This repository's tests/conftest.py over `files` (paths under tests/), as CI runs it."""
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "conftest.py").write_text(CONFTEST.read_text())
+    for name, text in files.items():
+        path = pytester.path / "tests" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "tests")
+
+
+@pytest.fixture
+def no_opt_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ALLOW_SKIPS_VARIABLE, raising=False)
+
+
+IMPORTORSKIP_MODULE = (
+    "import pytest\n"
+    "pytest.importorskip('passbench_no_such_sdk')\n"
+    "def test_through_the_sdk():\n"
+    "    assert False, 'never collected'\n"
+)
+SKIPPING_TEST = "import pytest\ndef test_it():\n    pytest.skip('chromium is not installed')\n"
+
+
+@pytest.mark.usefixtures("no_opt_out")
+def test_skips_at_collection_and_in_the_essential_folders_fail_the_run(
+    pytester: pytest.Pytester,
+) -> None:
+    """A module-level importorskip or skip drops its tests before any test hook runs; every
+    test under tests/stages/sandbox and tests/apps/leaderboard/web is essential, marked or not;
+    an unmarked skip elsewhere and a "not applicable" one are not."""
+    result = _run_guard(
+        pytester,
+        {
+            "test_ordinary.py": "def test_one():\n    pass\n",
+            "test_sdk.py": IMPORTORSKIP_MODULE,
+            "test_gone.py": (
+                "import pytest\n"
+                "pytest.skip('no server binary', allow_module_level=True)\n"
+                "def test_x():\n    pass\n"
+            ),
+            "test_root.py": (
+                "import pytest\n"
+                "pytest.skip('not applicable as root', allow_module_level=True)\n"
+                "def test_y():\n    pass\n"
+            ),
+            "stages/sandbox/test_s.py": SKIPPING_TEST,
+            "apps/leaderboard/web/test_ui.py": SKIPPING_TEST,
+            "apps/test_other.py": SKIPPING_TEST,
+        },
+    )
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*isolation or real-environment tests were skipped*",
+            "SKIPPED ESSENTIAL tests/test_gone.py (whole module, at collection): no server binary",
+            "SKIPPED ESSENTIAL tests/test_sdk.py (whole module, at collection): *no_such_sdk*",
+            "SKIPPED ESSENTIAL tests/apps/leaderboard/web/test_ui.py::test_it: chromium *",
+            "SKIPPED ESSENTIAL tests/stages/sandbox/test_s.py::test_it: chromium *",
+        ]
+    )
+    essential = [line for line in result.stdout.lines if line.startswith("SKIPPED ESSENTIAL")]
+    assert len(essential) == 4, essential  # not test_root.py, not apps/test_other.py
+
+
+@pytest.mark.usefixtures("no_opt_out")
+def test_a_run_that_collected_only_a_skipped_module_fails(pytester: pytest.Pytester) -> None:
+    result = _run_guard(pytester, {"test_sdk.py": IMPORTORSKIP_MODULE})
+    assert result.ret == 1, result.stdout.str()
+
+
+def test_the_opt_out_accepts_collection_skips(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ALLOW_SKIPS_VARIABLE, "1")
+    result = _run_guard(
+        pytester,
+        {"test_ordinary.py": "def test_one():\n    pass\n", "test_sdk.py": IMPORTORSKIP_MODULE},
+    )
+    assert result.ret == 0, result.stdout.str()
+
+
+def test_the_essential_folders_exist() -> None:
+    """A folder renamed by a regrouping would silently stop counting (tests/sandbox did)."""
+    spec = importlib.util.spec_from_file_location("_conftest_copy", CONFTEST)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.ESSENTIAL_FOLDERS
+    for folder in module.ESSENTIAL_FOLDERS:
+        assert folder.is_dir(), folder
+        assert any(folder.glob("test_*.py")), folder

@@ -26,8 +26,6 @@ from passbench.core.records import Task
 from passbench.stages.benchmarks import DataSettings, get_benchmark
 from passbench.stages.providers import load_model_config
 
-pytest.importorskip("openai")
-
 
 @pytest.mark.parametrize(
     ("model", "provider", "flags", "subset", "split", "n", "prefill", "expected"),

@@ -1,6 +1,12 @@
 """The Sandbox contract, run against every backend: the same verdicts as the local sandbox on a
-fixed set of ordinary and hostile programs, and on the ground truth of BigCodeBench-Hard through
-a whole evaluation (described target, results recording the backend, resume from the journal).
+fixed set of ordinary and hostile programs (all in one run per backend), and on BigCodeBench-Hard
+ground truth through a whole evaluation (described target, results recording the backend).
+
+The Hard run takes the tasks that together import every library Hard uses (about 40 of 148;
+two that mostly wait left out): each backend's environment meets every library in a fraction
+of the time the full set takes (3 to 4 minutes a backend, bounded by BigCodeBench/461's ~156 s
+of waits).
+PASSBENCH_TESTS_FULL_HARD=1 runs all 148 through every backend.
 
 Each backend is opened once for this module (contracts/backends.py), its tests grouped by it.
 """
@@ -8,6 +14,7 @@ Each backend is opened once for this module (contracts/backends.py), its tests g
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -20,8 +27,9 @@ from tests.contracts.programs import CONFORMANCE, NEVER_PASS
 from tests.stages.sandbox.conftest import BWRAP
 from tests.stages.sandbox.helpers import TEST_LIMITS
 
-from passbench.core.records import Program
+from passbench.core.records import Program, Task
 from passbench.core.settings import Paths
+from passbench.stages.benchmarks import DataSettings, get_benchmark
 from passbench.stages.evaluate import EvaluateSettings, Evaluator
 from passbench.stages.sandbox import Sandbox, SandboxConfig, open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef
@@ -83,14 +91,52 @@ def _statuses(ground_truth_file: Path) -> dict[str, str]:
     return {task: entry["status"] for task, entry in tasks.items()}
 
 
+#: Hard tasks whose canonical solutions mostly wait (BigCodeBench/461: ~156 s on subprocesses,
+#: 1040: ~60 s on a socket server; ../shared/BASELINE.md) and whose only libraries of their own
+#: are the standard library's `queue` and `select`: left out unless PASSBENCH_TESTS_FULL_HARD=1.
+SLOW_TASKS = frozenset(("BigCodeBench/461", "BigCodeBench/1040"))
+
+
+def covering_tasks(tasks: list[Task]) -> tuple[str, ...]:
+    """Tasks that together import every library the (not slow) tasks import: a greedy set
+    cover, most new libraries first, ties to the earlier task; in dataset order."""
+    candidates = [task for task in tasks if task.task_id not in SLOW_TASKS]
+    uncovered = {lib for task in candidates for lib in task.libs}
+    chosen: list[Task] = []
+    while uncovered:
+        best = max(candidates, key=lambda task: len(uncovered.intersection(task.libs)))
+        chosen.append(best)
+        uncovered.difference_update(best.libs)
+    return tuple(task.task_id for task in tasks if task in chosen)
+
+
+@pytest.fixture(scope="module")
+def hard_tasks(data_dir: Path) -> tuple[str, ...]:
+    loaded = get_benchmark("bigcodebench").load(
+        subset="hard", data=DataSettings(data_dir=data_dir, download=False)
+    )
+    every = tuple(task.task_id for task in loaded.tasks)
+    assert len(every) == 148
+    if os.environ.get("PASSBENCH_TESTS_FULL_HARD") == "1":
+        return every
+    chosen = covering_tasks(list(loaded.tasks))
+    libraries = {lib for task in loaded.tasks if task.task_id in chosen for lib in task.libs}
+    fast = [task for task in loaded.tasks if task.task_id not in SLOW_TASKS]
+    assert libraries == {lib for task in fast for lib in task.libs} and len(chosen) < 50
+    return chosen
+
+
 def _hard_settings(**fields: Any) -> EvaluateSettings:
     return EvaluateSettings(benchmark="bigcodebench", subset="hard", workers=2, **fields)
 
 
 @pytest.fixture(scope="module")
-def local_hard(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict[str, str]:
+def local_hard(
+    tmp_path_factory: pytest.TempPathFactory, data_dir: Path, hard_tasks: tuple[str, ...]
+) -> dict[str, str]:
     root = tmp_path_factory.mktemp("local-hard")
-    evaluator = Evaluator(_hard_settings(), Paths(cache_dir=root / "cache", data_dir=data_dir))
+    settings = _hard_settings(task_ids=hard_tasks)
+    evaluator = Evaluator(settings, Paths(cache_dir=root / "cache", data_dir=data_dir))
     outcome = evaluator.run_ground_truth(root / "out")
     return _statuses(outcome.path)
 
@@ -118,16 +164,17 @@ def test_hard_ground_truth_through_the_backend_is_the_local_one(
             f"{backend.no_bigcodebench}"
         )
     local_hard: dict[str, str] = request.getfixturevalue("local_hard")  # only when it runs
-    settings = _hard_settings(backend=backend.name, **backend.fields)
+    hard_tasks: tuple[str, ...] = request.getfixturevalue("hard_tasks")
+    settings = _hard_settings(backend=backend.name, task_ids=hard_tasks, **backend.fields)
     statuses, document = _ground_truth(settings, tmp_path / "run", data_dir)
-    assert set(statuses) == set(local_hard) and len(statuses) == 148
+    assert set(statuses) == set(local_hard) == set(hard_tasks)
     differing = sorted(task for task in statuses if statuses[task] != local_hard[task])
     if differing:
         # A task whose canonical solution is flaky here (timing, randomness) may differ between
         # any two runs; it counts against the backend only when a second run of both sides
         # agrees with itself and still differs.
         again_local, _ = _ground_truth(
-            replace(_hard_settings(), task_ids=tuple(differing)), tmp_path / "l2", data_dir
+            _hard_settings(task_ids=tuple(differing)), tmp_path / "l2", data_dir
         )
         again, _ = _ground_truth(
             replace(settings, task_ids=tuple(differing)), tmp_path / "b2", data_dir

@@ -6,14 +6,16 @@ The expected strings are written out literally from the official sources:
 - evalplus, evalplus/codegen.py (`prompt = task["prompt"].strip() + "\\n"`, default prefixes),
   evalplus/provider/openai.py (`instruction_prefix + f"\\n```python\\n{prompt.strip()}\\n```"`)
   and evalplus/provider/utility.py::make_raw_chat_prompt (chat-template message).
+Every one of BigCodeBench's 1,140 tasks is also checked against digests of the prompts the
+official function itself built (tests/stages/data/, made by tests/stages/official_prompts.py,
+which says how to make them again).
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
-import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -208,75 +210,30 @@ def test_rendered_template_without_prefill_opens_the_assistant_turn() -> None:
     assert rendered == f"<|im_start|>user\n{prompt.text}<|im_end|>\n<|im_start|>assistant\n"
 
 
-# Runs inside the official tool's interpreter: its own make_raw_chat_prompt on every task, both
-# splits, with and without a (fake, ChatML) chat template and prefill.
-_OFFICIAL_SCRIPT = """
-import gzip, json, sys
-from bigcodebench.provider.utility import make_raw_chat_prompt
-
-class Tokenizer:
-    chat_template = "chatml"
-    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
-        text = "".join(f"<|im_start|>{m['role']}\\n{m['content']}<|im_end|>\\n" for m in messages)
-        return text + ("<|im_start|>assistant\\n" if add_generation_prompt else "")
-
-out = []
-with gzip.open(sys.argv[1], "rt") as handle:
-    for line in handle:
-        row = json.loads(line)
-        for split in ("complete", "instruct"):
-            prompt = row[split + "_prompt"]
-            args = dict(task_prompt=prompt, subset="full", split=split,
-                        instruction_prefix=sys.argv[2], response_prefix=sys.argv[3])
-            out.append([
-                make_raw_chat_prompt(**args, tokenizer=None),
-                make_raw_chat_prompt(**args, tokenizer=Tokenizer()),
-                make_raw_chat_prompt(**args, tokenizer=Tokenizer(), prefill=False),
-            ])
-json.dump(out, sys.stdout)
-"""
+#: Digests of every BigCodeBench v0.1.4 chat prompt as the official tool builds it
+#: (bigcodebench 0.2.5's make_raw_chat_prompt): tests/stages/official_prompts.py says how it was
+#: made and how to make it again; it runs in the official tool's own interpreter.
+OFFICIAL_PROMPTS = Path(__file__).parent / "data" / "official-bigcodebench-prompts.json"
 
 
-def _official_python() -> Path | None:
-    configured = os.environ.get("PASSBENCH_OFFICIAL_PYTHON")
-    beside_the_repo = Path(__file__).resolve().parents[3] / "baseline" / "venv" / "bin" / "python"
-    path = Path(configured) if configured else beside_the_repo
-    return path if path.is_file() else None
-
-
-def _bigcodebench_file() -> Path:
-    default = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
-    return Path(os.environ.get("PASSBENCH_DATA_DIR") or default) / (
-        "bigcodebench/BigCodeBench-v0.1.4.jsonl.gz"
+def test_every_bigcodebench_prompt_matches_the_official_function(data_dir: Path) -> None:
+    official = json.loads(OFFICIAL_PROMPTS.read_text(encoding="utf-8"))
+    data = data_dir / "bigcodebench" / "BigCodeBench-v0.1.4.jsonl.gz"
+    assert hashlib.sha256(data.read_bytes()).hexdigest() == official["data_sha256"], (
+        f"{data} is not the file the fixture was made from"
     )
-
-
-@pytest.mark.slow
-def test_every_bigcodebench_prompt_matches_the_official_function() -> None:
-    python = _official_python()
-    if python is None:
-        pytest.skip("the official bigcodebench package is not installed here")
-    data = _bigcodebench_file()
-    official = json.loads(
-        subprocess.run(
-            [
-                str(python),
-                "-c",
-                _OFFICIAL_SCRIPT,
-                str(data),
-                OFFICIAL_INSTRUCTION,
-                OFFICIAL_RESPONSE,
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
+    assert (official["instruction_prefix"], official["response_prefix"]) == (
+        OFFICIAL_INSTRUCTION,
+        OFFICIAL_RESPONSE,
     )
+    assert official["variants"] == ["api", "chatml-prefilled", "chatml-no-prefill"]
     with gzip.open(data, "rt", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
-    assert len(official) == 2 * len(rows) == 2 * 1140
+    assert [row["task_id"] for row in rows] == list(official["prompts"])
+    assert len(rows) == 1140
     template = FakeTemplate()
-    for index, row in enumerate(rows):
+    differ = []
+    for row in rows:
         task = Task(
             benchmark="bigcodebench",
             task_id=row["task_id"],
@@ -286,10 +243,21 @@ def test_every_bigcodebench_prompt_matches_the_official_function() -> None:
             test=row["test"],
             canonical_solution=row["canonical_solution"],
         )
-        for offset, split in enumerate(("complete", "instruct")):
-            api, templated, no_prefill = official[2 * index + offset]
-            assert build_prompt(task, split, chat=True).text == api, (row["task_id"], split)
+        for split in ("complete", "instruct"):
             prefilled = build_prompt(task, split, chat=True, chat_template=True)
-            assert render_chat_template(prefilled, template) == templated
             bare = build_prompt(task, split, chat=True, chat_template=True, prefill=False)
-            assert render_chat_template(bare, template) == no_prefill
+            ours = [
+                build_prompt(task, split, chat=True).text,
+                render_chat_template(prefilled, template),
+                render_chat_template(bare, template),
+            ]
+            expected = official["prompts"][row["task_id"]][split]
+            for variant, text, digest in zip(official["variants"], ours, expected, strict=True):
+                if _digest(text) != digest:
+                    differ.append(f"{row['task_id']} {split} {variant}")
+    assert not differ, f"{len(differ)} prompts differ from the official ones: {differ[:10]}"
+
+
+def _digest(text: str) -> str:
+    """As tests/stages/official_prompts.py digests the official prompts."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

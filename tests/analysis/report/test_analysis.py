@@ -6,6 +6,7 @@ import math
 from fractions import Fraction
 
 import pytest
+from scipy import stats
 
 from passbench.analysis.report.analysis import (
     Options,
@@ -17,8 +18,6 @@ from passbench.analysis.report.analysis import (
 from passbench.analysis.report.domains import DOMAINS, LIBRARY_DOMAIN, domain_of, task_domains
 from passbench.stages.results import RunResults
 from passbench.stages.results.taskinfo import TaskCatalog
-
-stats = pytest.importorskip("scipy.stats")
 
 FAST = Options(resamples=500, engine="python")
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from passbench.analysis.report.analysis import Options, inspect_run
 from passbench.analysis.report.compare import compare_all, compare_pair, unique_names
@@ -21,7 +22,6 @@ from passbench.analysis.report.leaderboard import (
 from passbench.stages.results import RunResults, SampleResult
 from passbench.stages.results.taskinfo import TaskCatalog
 
-stats = pytest.importorskip("scipy.stats")
 FAST = Options(resamples=1000, engine="python")
 
 

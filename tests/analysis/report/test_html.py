@@ -142,7 +142,8 @@ def visible(rows: _Rows) -> list[str]:
 @pytest.mark.slow
 @needs_chromium
 def test_screenshot_is_not_blank(report: Path, tmp_path: Path) -> None:
-    image_module = pytest.importorskip("PIL.Image")
+    import PIL.Image as image_module
+
     shot = tmp_path / "shot.png"
     chromium(
         "--window-size=1280,1600", f"--screenshot={shot}", report.as_uri(), profile=tmp_path / "p"

@@ -15,7 +15,7 @@ CLEAN = "def f(x):\n    return x + 1\n"
 def test_resume_takes_finished_samples_from_the_journal(toolset: Toolset, tmp_path: Path) -> None:
     journal = tmp_path / "x_security.json.partial.jsonl"
     items = [ScanItem(f"T/{n}", 0, SHELL if n % 2 else CLEAN, "Python") for n in range(4)]
-    settings = ScanSettings(batch_size=2)
+    settings = ScanSettings(batch_size=4)  # one tool run per scan: each costs seconds
     first = scan_items(items, toolset, settings, journal=journal)
     assert first.resumed == 0
     lines = journal.read_text(encoding="utf-8").splitlines()

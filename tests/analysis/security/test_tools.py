@@ -63,8 +63,18 @@ def _findings(scan: SampleScan) -> set[tuple[str, str, int]]:
     return {(finding.tool, finding.cwe, finding.line) for finding in scan.findings}
 
 
-def test_vulnerable_python_is_found_by_every_tool_with_cwe_and_line(toolset: Toolset) -> None:
-    (scan,) = _scan(toolset, ScanItem("T/0", 0, VULNERABLE, "Python"))
+@pytest.fixture(scope="module")
+def python_scans(toolset: Toolset) -> list[SampleScan]:
+    """Clean and vulnerable Python alternating, in two batches of several files each: one scan
+    (every tool run costs seconds) that the tests below read from their own angles."""
+    items = [ScanItem(f"T/{n}", 0, VULNERABLE if n % 2 else CLEAN, "Python") for n in range(6)]
+    return _scan(toolset, *items, batch_size=4)
+
+
+def test_vulnerable_python_is_found_by_every_tool_with_cwe_and_line(
+    python_scans: list[SampleScan],
+) -> None:
+    scan = python_scans[1]
     found = _findings(scan)
     # shell=True with input: command injection, by bandit (B602) and CyberSecEval's semgrep rule
     assert ("bandit", "CWE-78", 9) in found
@@ -83,10 +93,10 @@ def test_vulnerable_python_is_found_by_every_tool_with_cwe_and_line(toolset: Too
     assert {"B602:subprocess_popen_with_shell_equals_true", "insecure-md5-hash-usage"} <= rules
 
 
-def test_clean_python_has_no_findings(toolset: Toolset) -> None:
-    (scan,) = _scan(toolset, ScanItem("T/1", 0, CLEAN, "Python"))
-    assert scan.findings == ()
-    assert not scan.insecure and not scan.vulnerable
+def test_clean_python_has_no_findings(python_scans: list[SampleScan]) -> None:
+    for scan in python_scans[0::2]:
+        assert scan.findings == ()
+        assert not scan.insecure and not scan.vulnerable
 
 
 def test_other_languages_get_the_detector_rules_for_them(toolset: Toolset) -> None:
@@ -105,23 +115,25 @@ def test_other_languages_get_the_detector_rules_for_them(toolset: Toolset) -> No
     assert lua_scan.detector_language is None and lua_scan.tools == ()
 
 
-def test_batches_attribute_findings_to_their_own_sample(toolset: Toolset) -> None:
-    items = [ScanItem(f"T/{n}", 0, VULNERABLE if n % 2 else CLEAN, "Python") for n in range(6)]
-    scans = _scan(toolset, *items, batch_size=4)  # two batches, several files each
-    assert [scan.insecure for scan in scans] == [False, True] * 3
-    assert [scan.task_id for scan in scans] == [item.task_id for item in items]
+def test_batches_attribute_findings_to_their_own_sample(python_scans: list[SampleScan]) -> None:
+    assert [scan.insecure for scan in python_scans] == [False, True] * 3
+    assert [scan.task_id for scan in python_scans] == [f"T/{n}" for n in range(6)]
+    # the vulnerable sample of the second batch got exactly the first batch's findings
+    assert _findings(python_scans[5]) == _findings(python_scans[1])
 
 
-@pytest.mark.parametrize("severity", ["medium", "high"])
-def test_bandit_severity_threshold(toolset: Toolset, severity: str) -> None:
+def test_bandit_severity_threshold(toolset: Toolset, python_scans: list[SampleScan]) -> None:
+    # python_scans ran with the default threshold, medium
+    assert ScanSettings().bandit_severity == "medium"
+    medium = {f.severity for f in python_scans[1].findings if f.tool == "bandit"}
+    assert medium <= {"medium", "high"} and "medium" in medium
     (scan,) = scan_items(
         [ScanItem("T/0", 0, VULNERABLE, "Python")],
         toolset,
-        ScanSettings(bandit_severity=severity),
+        ScanSettings(bandit_severity="high"),
     ).scans
-    bandit = {finding.severity for finding in scan.findings if finding.tool == "bandit"}
-    assert bandit
-    assert bandit <= ({"medium", "high"} if severity == "medium" else {"high"})
+    high = {finding.severity for finding in scan.findings if finding.tool == "bandit"}
+    assert high == {"high"}
 
 
 def test_tool_environment_passes_env_check_and_cites_versions(

@@ -21,8 +21,6 @@ from passbench.core.records import Task
 from passbench.stages.benchmarks import DataSettings, get_benchmark
 from passbench.stages.evalenv import locate_env
 
-pytest.importorskip("openai")
-
 
 def _evalenv_missing() -> str:
     """Why the BigCodeBench evaluation environment cannot be used here ("" when it can)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +17,6 @@ SOLUTION_0 = (
     "import itertools\nfrom random import shuffle\n\n"
     "def task_func(numbers=[1, 2]):\n    return 1.0\n"
 )
-
-
-@pytest.fixture(scope="module")
-def data_dir() -> Path:
-    path = Path(os.environ.get("PASSBENCH_DATA_DIR") or REPO / ".." / "shared" / "datasets")
-    if not (path / "bigcodebench" / "BigCodeBench-v0.1.4.jsonl.gz").is_file():
-        pytest.skip(f"benchmark data not found in {path}; set PASSBENCH_DATA_DIR")
-    return path.resolve()
 
 
 @pytest.fixture(autouse=True)
@@ -125,7 +116,7 @@ def test_multiple_chat_answers_take_the_languages_block(tmp_path: Path, data_dir
     `main` dropped and its last `}` left to the tests; a completion continues the prompt, cut
     at the language's stop tokens ("\n}") as MultiPL-E cuts it."""
     if not (data_dir / "multipl-e").is_dir():
-        pytest.skip(f"MultiPL-E data not found in {data_dir}")
+        pytest.fail(f"MultiPL-E data not found in {data_dir}; set PASSBENCH_DATA_DIR")
     answer = (
         "```python\ndef add(x, y):\n    return x + y\n```\nIn C++:\n```cpp\n"
         "long add(long x, long y) {\n    return x + y;\n}\nint main() { return 0; }\n```\n"
@@ -270,7 +261,7 @@ def test_syncheck_does_not_parse_multiple_programs_as_python(
     tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if not (data_dir / "multipl-e").is_dir():
-        pytest.skip(f"MultiPL-E data not found in {data_dir}")
+        pytest.fail(f"MultiPL-E data not found in {data_dir}; set PASSBENCH_DATA_DIR")
     samples = write(
         tmp_path / "js.jsonl", [{"task_id": "HumanEval_53_add", "completion": "  return x;\n}\n"}]
     )

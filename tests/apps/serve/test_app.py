@@ -13,16 +13,12 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.apps.serve.live import free_port, running_server
 
 from passbench.core.errors import PassbenchError
 from passbench.core.settings import Paths
 from passbench.stages.evalenv import locate_env
 from passbench.stages.evaluate import EvaluateSettings, Evaluator
-
-gradio_client = pytest.importorskip("gradio_client")
-uvicorn = pytest.importorskip("uvicorn")
-
-from tests.apps.serve.live import free_port, running_server  # noqa: E402
 
 
 def _evalenv_missing() -> str:
@@ -97,6 +93,8 @@ def samples(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
 
 def official_call(server: Server, samples: Path | None, **overrides: Any) -> Any:
     """`/predict` exactly as bigcodebench 0.2.5's evaluate(execution="gradio") calls it."""
+    import gradio_client
+
     client = gradio_client.Client(
         server.url, headers={"Authorization": f"Bearer {TOKEN}"}, verbose=False
     )
@@ -176,10 +174,12 @@ def test_without_ground_truth_every_task_counts_as_failed_as_officially(
 def test_malformed_uploads_get_one_clear_line(server: Server, tmp_path: Path) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"task_id": "BigCodeBench/0", "solution": "x = 1"}\nnot json\n')
-    with pytest.raises(gradio_client.exceptions.AppError, match=r"broken\.jsonl:2"):
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match=r"broken\.jsonl:2"):
         official_call(server, broken)
     # the official Space's dropdowns accept only their choices
-    with pytest.raises(gradio_client.exceptions.AppError, match="train is not in the list"):
+    with pytest.raises(AppError, match="train is not in the list"):
         official_call(server, broken, split="train")
 
 

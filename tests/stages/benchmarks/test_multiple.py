@@ -80,9 +80,12 @@ MORE = {
     ],
 }
 
-pytestmark = [
-    pytest.mark.skipif(not HAVE_DATA, reason="MultiPL-E data not found (PASSBENCH_DATA_DIR)"),
-]
+
+@pytest.fixture(autouse=True)
+def _multiple_data() -> None:
+    """Missing data fails the run (as tests/conftest.py's data_dir does), never skips it."""
+    if not HAVE_DATA:
+        pytest.fail(f"MultiPL-E data not found in {DATA_DIR}; set PASSBENCH_DATA_DIR")
 
 
 def _benchmark(key: str) -> MultiPLE:

@@ -19,10 +19,8 @@ REPO = Path(__file__).resolve().parents[3]
 USER_ENV_DIR = os.environ.get("PASSBENCH_ENV_DIR")
 
 
-@pytest.fixture
-def data_dir() -> Path:
-    """The shared datasets folder ($PASSBENCH_DATA_DIR, default ../shared/datasets)."""
-    return Path(os.environ.get("PASSBENCH_DATA_DIR") or REPO / ".." / "shared" / "datasets")
+# data_dir: tests/conftest.py's, a session fixture, so it reads PASSBENCH_DATA_DIR before the
+# autouse fixture below hides it (a function-scoped copy here read it after, and missed it).
 
 
 @pytest.fixture(autouse=True)

@@ -60,7 +60,7 @@ def test_provision_keeps_packages_already_there(tmp_path: Path) -> None:
 def test_provision_from_the_shared_nltk_data(tmp_path: Path, data_dir: Path) -> None:
     source = data_dir / "nltk_data"
     if not source.is_dir():
-        pytest.skip(f"no shared NLTK data at {source}")
+        pytest.fail(f"no shared NLTK data at {source}; set PASSBENCH_DATA_DIR")
     dest = tmp_path / "nltk_data"
     outcome = provision(
         Path(sys.executable), dest, ["stopwords", "words"], local_source=source, download=False

@@ -13,8 +13,6 @@ from .conftest import FAST_RETRY
 from .helpers import chat_prompt, config, run
 from .servers.anthropic_fake import BAD_KEY, MISSING_MODEL, AnthropicFake
 
-pytest.importorskip("anthropic")
-
 ENV = {"ANTHROPIC_API_KEY": "test-key"}
 
 

@@ -12,8 +12,6 @@ from passbench.apps.cli import cli
 
 from .servers.openai_fake import OpenAIFake
 
-pytest.importorskip("openai")
-
 
 def _run(args: list[str], data_dir: Path, tmp_path: Path) -> tuple[int, str]:
     runner = CliRunner()

@@ -17,8 +17,6 @@ from passbench.stages.benchmarks import DataSettings, get_benchmark
 from .servers.base import Recorded, Reply, last_user_text
 from .servers.openai_fake import OpenAIFake
 
-pytest.importorskip("openai")
-
 #: One task per language, in the order --tasks names them, with the code a model might write.
 CODE = {
     "python": "import os\n\ndef run(cmd):\n    os.system(cmd)\n",

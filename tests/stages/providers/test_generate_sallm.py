@@ -20,8 +20,6 @@ from passbench.stages.benchmarks.sallm import DIRECT_STOPS
 from .servers.base import Recorded, Reply, last_user_text
 from .servers.openai_fake import OpenAIFake
 
-pytest.importorskip("openai")
-
 IDS = ("Tainted_CodeQL_codeql_cwe078_0.py", "Matching_Author_A_cwe338_0.py")
 #: A route after the body: SALLM's cut (and a base model's stop) ends the program before it.
 NEXT_ROUTE = "\n@app.route('/next')\ndef next_route():\n    return ''\n"

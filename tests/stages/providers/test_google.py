@@ -14,8 +14,6 @@ from .conftest import FAST_RETRY
 from .helpers import chat_prompt, config, run
 from .servers.google_fake import BAD_KEY, MISSING_MODEL, GoogleFake
 
-pytest.importorskip("google.genai")
-
 ENV = {"GEMINI_API_KEY": "test-key"}
 
 

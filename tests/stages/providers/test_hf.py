@@ -17,23 +17,27 @@ from passbench.stages.providers.hf import cut_at_stop, render_prompt
 
 from .helpers import chat_prompt, config, run, text_prompt
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-
-from .tiny_models import make_tiny_gpt2  # noqa: E402 - needs torch and transformers
+# torch and transformers (the `hf` extra, installed by scripts/setup.sh --dev) are imported by
+# the tests that use them, not when the suite is collected (together they take seconds).
 
 
 @pytest.fixture(scope="module")
 def chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from .tiny_models import make_tiny_gpt2
+
     return make_tiny_gpt2(tmp_path_factory.mktemp("chat-model"), chat=True)
 
 
 @pytest.fixture(scope="module")
 def base_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from .tiny_models import make_tiny_gpt2
+
     return make_tiny_gpt2(tmp_path_factory.mktemp("base-model"), chat=False)
 
 
 def test_render_prompt_with_template_and_prefill(chat_model: Path) -> None:
+    import transformers
+
     tokenizer = transformers.AutoTokenizer.from_pretrained(chat_model)
     request = ProviderRequest(text="add", messages=({"role": "user", "content": "add"},))
     assert (
@@ -51,7 +55,10 @@ def test_render_prompt_with_template_and_prefill(chat_model: Path) -> None:
 
 
 def test_rendering_matches_the_official_local_backends(chat_model: Path) -> None:
-    prompts = pytest.importorskip("passbench.stages.prompts")
+    import transformers
+
+    from passbench.stages import prompts
+
     tokenizer = transformers.AutoTokenizer.from_pretrained(chat_model)
     task = Task(
         benchmark="bigcodebench",

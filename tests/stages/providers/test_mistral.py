@@ -13,8 +13,6 @@ from .conftest import FAST_RETRY
 from .helpers import chat_prompt, config, run
 from .servers.mistral_fake import BAD_KEY, MISSING_MODEL, MistralFake
 
-pytest.importorskip("mistralai")
-
 ENV = {"MISTRAL_API_KEY": "test-key"}
 
 

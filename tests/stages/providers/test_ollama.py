@@ -12,8 +12,6 @@ from .conftest import FAST_RETRY
 from .helpers import chat_prompt, config, run, text_prompt
 from .servers.ollama_fake import MISSING_MODEL, OllamaFake
 
-pytest.importorskip("ollama")
-
 
 @pytest.fixture
 def server() -> Iterator[OllamaFake]:

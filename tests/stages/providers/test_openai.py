@@ -11,8 +11,6 @@ from .conftest import FAST_RETRY
 from .helpers import chat_prompt, config, run, text_prompt
 from .servers.openai_fake import BAD_KEY, MISSING_MODEL, OpenAIFake
 
-pytest.importorskip("openai")
-
 
 def test_chat_samples_come_from_one_request_with_n(openai_server: OpenAIFake) -> None:
     cfg = config(

@@ -13,8 +13,6 @@ from .conftest import FAST_RETRY
 from .helpers import chat_prompt, config, run
 from .servers.openai_fake import BAD_KEY, OpenAIFake
 
-pytest.importorskip("openai")
-
 
 def test_rerun_is_served_from_the_cache(
     openai_server: OpenAIFake, tmp_path: Path, progress
@@ -59,13 +57,16 @@ def test_changed_parameters_miss_the_cache(openai_server: OpenAIFake, tmp_path: 
     assert len(openai_server.requests) == 2
 
 
-def test_concurrency_is_bounded() -> None:
-    server = OpenAIFake(latency_s=0.1)
+def test_concurrency_reaches_its_bound_and_never_passes_it() -> None:
+    """The first three requests are answered only once all three are open together (a
+    rendezvous in the server), so a serial runner fails here as surely as an unbounded one."""
+    server = OpenAIFake(latency_s=0.05, rendezvous=3)
     try:
         cfg = config("gpt-test", provider="openai", base_url=f"{server.url}/v1", concurrency=3)
         completions, _ = run(cfg, [chat_prompt(f"T/{i}", "a") for i in range(12)])
         assert len(completions) == 12
-        assert server.max_in_flight <= 3
+        assert server.rendezvous_met
+        assert server.max_in_flight == 3
     finally:
         server.close()
 

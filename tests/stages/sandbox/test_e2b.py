@@ -7,7 +7,6 @@ programs, never a verdict twice; every sandbox is killed; clear one-line refusal
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -16,8 +15,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("e2b")
 
 from passbench.apps.cli import main
 from passbench.core.errors import InputError
@@ -251,9 +248,9 @@ def test_the_cli_exits_2_for_an_unknown_template(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    data_dir: Path,
 ) -> None:
-    if not os.environ.get("PASSBENCH_DATA_DIR"):
-        pytest.skip("PASSBENCH_DATA_DIR names no dataset folder")
+    monkeypatch.setenv("PASSBENCH_DATA_DIR", str(data_dir))
     monkeypatch.setenv("PASSBENCH_CACHE_DIR", str(tmp_path / "cache"))
     argv = ["evaluate", "-b", "humaneval", "--ground-truth", "--id-range", "0-2"]
     argv += ["--backend", "e2b", "--image", "no-such-template", "--output-dir", str(tmp_path)]

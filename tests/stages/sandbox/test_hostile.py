@@ -4,15 +4,17 @@ sample."""
 from __future__ import annotations
 
 import os
+import re
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from passbench.core.records import ErrorCategory, Isolation, Program
+from passbench.core.records import ErrorCategory, ExecResult, Isolation, Program
 from passbench.stages.sandbox import Sandbox, SandboxConfig, open_sandbox
 
-from .conftest import needs_bwrap
+from .conftest import BWRAP, needs_bwrap
 from .helpers import PYTHON, TEST_LIMITS, checks_program, run_one, unittest_program
 
 GOOD = "def f(x):\n    return x + 1\n"
@@ -429,9 +431,38 @@ def test_a_program_that_closes_its_verdict_channel(any_sandbox: Sandbox) -> None
     _still_works(any_sandbox)
 
 
-def test_worker_recycling_keeps_verdicts(any_sandbox: Sandbox) -> None:
-    programs = [unittest_program(f"r{i}", GOOD) for i in range(6)]
-    assert {r.status for r in any_sandbox.run(programs)} == {"pass"}
+#: A test that fails on purpose with the identity of the worker that forked it: its pid and
+#: its start time since boot (field 22 of /proc/PID/stat), which tells two workers apart even
+#: when a fresh pid namespace gives them the same pid.
+WHICH_WORKER = """
+import os
+with open(f"/proc/{os.getppid()}/stat") as stat:
+    fields = stat.read().rsplit(")", 1)[1].split()
+self.fail(f"worker={os.getppid()}@{fields[19]}")
+"""
+
+
+def _worker_of(result: ExecResult) -> str:
+    found = re.search(r"worker=(\d+@\d+)", str(result.details))
+    assert found, (result.status, result.details, result.reason)
+    return found.group(1)
+
+
+@pytest.mark.parametrize("backend", ["local", "local-rlimit"])
+def test_workers_are_replaced_after_recycle_after_samples(backend: str) -> None:
+    """With recycle_after=2 and one worker, six samples meet three different workers, two
+    samples each, and the verdicts after the replacements are still right."""
+    if backend == "local" and not BWRAP:
+        pytest.skip("bubblewrap cannot run here")
+    config = SandboxConfig(python=PYTHON, workers=1, limits=TEST_LIMITS, recycle_after=2)
+    with open_sandbox(config, backend=backend, warn=lambda message: None) as sandbox:
+        who = [checks_program(f"who{i}", WHICH_WORKER) for i in range(6)]
+        workers = [_worker_of(result) for result in sandbox.run(who)]
+        programs = [unittest_program(f"r{i}", GOOD) for i in range(3)]
+        programs.append(unittest_program("wrong", "def f(x):\n    return x\n"))
+        verdicts = {r.key: r.status for r in sandbox.run(programs)}
+    assert sorted(Counter(workers).values()) == [2, 2, 2], workers
+    assert verdicts == {"r0": "pass", "r1": "pass", "r2": "pass", "wrong": "fail"}
 
 
 def test_unused_program_fields_are_respected() -> None:

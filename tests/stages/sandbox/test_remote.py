@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tests.apps.serve.live import free_port, running_server
 
 from passbench.core.errors import SandboxError
 from passbench.core.settings import Paths
@@ -24,10 +25,6 @@ from passbench.stages.sandbox.base import EnvironmentRef
 
 from .conftest import BWRAP
 from .helpers import TEST_LIMITS, unittest_program
-
-pytest.importorskip("gradio")
-
-from tests.apps.serve.live import free_port, running_server
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.skipif(not BWRAP, reason="bubblewrap cannot run")]
 

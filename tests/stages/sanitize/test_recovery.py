@@ -13,9 +13,12 @@ from passbench.stages.sanitize.wrappers import WRAPPERS, wrap_answer
 
 from .recovery import canonical_tasks, data_dir, humaneval_tasks, measure, recovered
 
-pytestmark = pytest.mark.skipif(
-    not (data_dir() / "bigcodebench").is_dir(), reason="benchmark data not found"
-)
+
+@pytest.fixture(autouse=True)
+def _benchmark_data() -> None:
+    """Missing data fails the run (as tests/conftest.py's data_dir does), never skips it."""
+    if not (data_dir() / "bigcodebench").is_dir():
+        pytest.fail(f"benchmark data not found in {data_dir()}; set PASSBENCH_DATA_DIR")
 
 
 def test_every_style_on_a_sample_of_tasks() -> None:

@@ -24,8 +24,6 @@ from passbench.apps.leaderboard.web.filters import BoardState
 from passbench.stages.results import load_results
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
-pytest.importorskip("gradio")
-pytest.importorskip("websockets")
 
 #: The rendered grid's rows (a virtual list: the rows in view), as cell texts.
 ROWS = """(() => {
@@ -97,7 +95,8 @@ def test_the_board_shows_the_store_and_is_drawn(
     assert rows[0].clean_pass_at_1 is not None
     assert shown[0][6] == f"{rows[0].clean_pass_at_1:.1f} (−2)"
 
-    image_module = pytest.importorskip("PIL.Image")
+    import PIL.Image as image_module
+
     image = image_module.open(io.BytesIO(browser.screenshot())).convert("RGB")
     colours = image.getcolors(maxcolors=1 << 20)
     assert colours is not None

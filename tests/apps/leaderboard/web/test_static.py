@@ -18,8 +18,6 @@ from passbench.apps.leaderboard.web import board as boards
 from passbench.apps.leaderboard.web.static import build
 from passbench.stages.results import load_results, task_order
 
-pq = pytest.importorskip("pyarrow.parquet")
-
 
 def _scored(document: dict[str, dict]) -> dict[str, dict]:  # type: ignore[type-arg]
     """The public file's models that have a score (a model with none has no row to rebuild)."""
@@ -65,6 +63,8 @@ def test_the_build_holds_the_runs_and_every_row(
     assert results[SHARED_MODEL]["pass@1"]["complete"] == 12.8
 
     # the Parquet matrix: a row per task, a column per run, pass rate c / n
+    import pyarrow.parquet as pq
+
     table = pq.read_table(tmp_path / "matrix-bigcodebench-hard-complete.parquet")
     assert table.column_names == ["task_id", "demo-model-v2", SHARED_MODEL]
     frame = table.to_pydict()

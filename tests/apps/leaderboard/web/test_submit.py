@@ -31,7 +31,6 @@ from passbench.apps.leaderboard.web import board as boards
 from passbench.core.settings import Paths
 from passbench.stages.evaluate import EvaluateSettings, Evaluator
 
-pytest.importorskip("gradio")
 pytestmark = pytest.mark.bwrap
 
 TOKEN = "submitter-token-0123456789"
@@ -302,7 +301,6 @@ def test_a_malformed_bundle_is_refused_and_changes_nothing(
 def test_the_form_submits_and_the_queue_tab_follows_the_job(
     deployment: Deployment, data_dir: Path, tmp_path: Path
 ) -> None:
-    pytest.importorskip("websockets")
     rows = [{"task_id": task, "solution": RIGHT[task]} for task in TASKS]
     folder = make_bundle(tmp_path / "form", data_dir, rows, n=1)
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -353,7 +351,6 @@ def test_the_form_submits_and_the_queue_tab_follows_the_job(
 def test_the_address_opens_the_queue_on_a_job_and_an_admin_hides_it_there(
     deployment: Deployment, data_dir: Path, tmp_path: Path
 ) -> None:
-    pytest.importorskip("websockets")
     from gradio_client import handle_file
 
     rows = [{"task_id": task, "solution": RIGHT[task]} for task in TASKS]

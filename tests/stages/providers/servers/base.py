@@ -84,6 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
                 fault.headers,
             )
         else:
+            fake.meet()
             if fake.latency_s:
                 time.sleep(fake.latency_s)
             reply = fake.answer(record)
@@ -119,6 +120,10 @@ class _Handler(BaseHTTPRequestHandler):
     do_POST = _handle
 
 
+#: How long a request waits for the others of a rendezvous before answering anyway.
+RENDEZVOUS_S = 10.0
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
@@ -129,11 +134,16 @@ class _Server(ThreadingHTTPServer):
 class FakeServer:
     """Base class: serves on 127.0.0.1:<free port> in a thread until `close()`."""
 
-    def __init__(self, latency_s: float = 0.0) -> None:
+    def __init__(self, latency_s: float = 0.0, rendezvous: int = 0) -> None:
+        """`rendezvous`: the first that many requests are answered only once all of them are
+        in flight together (each waits up to RENDEZVOUS_S): a client that never has that many
+        requests open at once gets its answers late and leaves `rendezvous_met` False."""
         self.latency_s = latency_s
         self.requests: list[Recorded] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.rendezvous_met = False
+        self._barrier = threading.Barrier(rendezvous) if rendezvous else None
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
@@ -182,6 +192,17 @@ class FakeServer:
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def meet(self) -> None:
+        """Wait for the rendezvous (see __init__); later requests pass straight through."""
+        barrier = self._barrier
+        if barrier is None or barrier.broken or self.rendezvous_met:
+            return
+        try:
+            barrier.wait(timeout=RENDEZVOUS_S)
+        except threading.BrokenBarrierError:
+            return
+        self.rendezvous_met = True
 
     def leave(self) -> None:
         with self._lock:

@@ -14,8 +14,13 @@ class OpenAIFake(FakeServer):
     """Answers `n` choices per request; models listed in `rejects` refuse those parameters
     with the 400 OpenAI sends reasoning models ("Unsupported parameter: 'max_tokens'...")."""
 
-    def __init__(self, latency_s: float = 0.0, rejects: dict[str, set[str]] | None = None) -> None:
-        super().__init__(latency_s)
+    def __init__(
+        self,
+        latency_s: float = 0.0,
+        rejects: dict[str, set[str]] | None = None,
+        rendezvous: int = 0,
+    ) -> None:
+        super().__init__(latency_s, rendezvous)
         self.rejects = rejects or {}
 
     def answer(self, request: Recorded) -> Reply:
