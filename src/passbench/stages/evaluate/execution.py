@@ -28,6 +28,7 @@ from passbench.core.records import ExecResult, Isolation, Program
 from passbench.core.settings import Paths
 from passbench.stages.evalenv import EnvInfo, check_integrity
 from passbench.stages.evaluate.settings import EvaluateSettings, TimeLimits
+from passbench.stages.evaluate.splitting import SplitRun
 from passbench.stages.sandbox import (
     BackendTarget,
     Sandbox,
@@ -254,13 +255,16 @@ class Execution:
         reuse: bool,
         identity: Callable[[Program], str] | None = None,
         finalize: Callable[[Program, ExecResult], ExecResult] | None = None,
+        split: SplitRun | None = None,
     ) -> tuple[dict[str, ExecResult], Isolation, int]:
         """Run programs, journaling each verdict; with `reuse`, journaled ones are not re-run.
         Returns the verdicts by program key, the weakest isolation among them, and how many
         came from the journal.
 
         `identity` gives the hash a verdict is journaled under (default: the source's);
-        `finalize` turns the sandbox's result into the verdict (the differential judge)."""
+        `finalize` turns the sandbox's result into the verdict (the differential judge);
+        `split` runs long unittest programs as one program per test method (splitting.py),
+        whose verdicts it puts back together before anything else sees them."""
         identify = identity or _default_identity
         shas = {program.key: identify(program) for program in programs}
         by_key = {program.key: program for program in programs}
@@ -292,8 +296,13 @@ class Execution:
             first[sha] = program.key
             copies[program.key] = []
             unique.append(program)
-        with closing(self.stream(unique)) as stream:
-            for result in stream:
+        running = split.expand(unique) if split is not None else unique
+        with closing(self.stream(running)) as stream:
+            for arrived in stream:
+                whole = split.collect(arrived) if split is not None else arrived
+                if whole is None:
+                    continue  # a part of a split program: more parts to come
+                result = whole
                 if finalize is not None:
                     result = finalize(by_key[result.key], result)
                 journal.record(shas[result.key], result)

@@ -17,6 +17,7 @@ from passbench.core.records import ExecResult, Isolation, Program, Sample, Task
 from passbench.stages.benchmarks import Benchmark
 from passbench.stages.evaluate.execution import Execution, fingerprint, weakest
 from passbench.stages.evaluate.outcomes import GroundTruth, SampleVerdicts
+from passbench.stages.evaluate.splitting import SplitRun
 
 
 class TestedStyle:
@@ -65,7 +66,11 @@ class TestedStyle:
         (per dataset hash and environment), running only the canonical solutions it lacks."""
         with self._cache() as cache:
             programs = self._programs(cache)
-            results, isolation, _ = self.execution.run(programs, cache, "ground truth", reuse=True)
+            split = SplitRun(cache.done)
+            results, isolation, _ = self.execution.run(
+                programs, cache, "ground truth", reuse=True, split=split
+            )
+            _remember_parts(cache, split)
         return GroundTruth.from_results(programs, self._explained(results)), isolation
 
     def rerun_ground_truth(self, journal_path: Path) -> tuple[GroundTruth, Isolation]:
@@ -74,12 +79,20 @@ class TestedStyle:
         with self._cache() as cache:
             programs = self._programs(cache)
             run_fingerprint = cache.fingerprint + ":" + fingerprint([p.key for p in programs])
+            # long canonical programs run as one program per test method (splitting.py), each
+            # part scheduled by its own duration from an earlier run
+            split = SplitRun(cache.done)
             with Journal(journal_path, run_fingerprint) as journal:
                 results, isolation, _ = self.execution.run(
-                    programs, journal, "ground truth", reuse=self.execution.settings.resume
+                    programs,
+                    journal,
+                    "ground truth",
+                    reuse=self.execution.settings.resume,
+                    split=split,
                 )
             for program in programs:
                 cache.record(program_sha(program.source), results[program.key])
+            _remember_parts(cache, split)
         return GroundTruth.from_results(programs, self._explained(results)), isolation
 
     def _explained(self, results: Mapping[str, ExecResult]) -> Mapping[str, ExecResult]:
@@ -154,6 +167,12 @@ class TestedStyle:
             isolation=weakest(isolation, truth_isolation),
             reused=reused,
         )
+
+
+def _remember_parts(cache: Journal, split: SplitRun) -> None:
+    """The parts' own verdicts, kept so that the next run schedules each by its duration."""
+    for sha, result in split.parts_done.items():
+        cache.record(sha, result)
 
 
 def _previous_duration(previous: Mapping[str, ExecResult], program: Program) -> float | None:

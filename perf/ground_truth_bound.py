@@ -1,0 +1,131 @@
+"""The full BigCodeBench ground truth against its physical bound: its slowest task run alone.
+
+    .venv/bin/python perf/ground_truth_bound.py --cache-dir DIR [--slowest BigCodeBench/461]
+        [--prime] [--reference OLD/ground_truth.json] [--workers N]
+
+Both runs use the same command and the same cache folder (so both have the timings of earlier
+runs to split long tasks and start the slowest work first):
+  alone: passbench evaluate --benchmark bigcodebench --split complete --subset full
+         --ground-truth --output-dir DIR --tasks SLOWEST
+  full:  the same without --tasks (all 1,140 tasks)
+Printed: wall(full) / wall(slowest alone) (issue 21's target: at most 1.15), each run's wall and
+CPU time, the CPU bound (the full run's CPU time over the cores: no schedule on this machine
+beats it), the load other jobs put on the machine meanwhile, and, with `--reference`, every
+task whose verdict (status, category, reason) differs from an earlier run's ground_truth.json.
+`--prime` runs the full ground truth once first, to fill an empty cache folder with timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from _common import machine_facts, ratio, run_dir, write_result
+from _passbench import Passbench, PassbenchGroundTruth
+
+TARGET = 1.15
+
+
+def parse_arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--slowest", default="BigCodeBench/461", help="the task run alone")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        required=True,
+        help="passbench's cache folder for both runs (its ground-truth timings)",
+    )
+    parser.add_argument("--prime", action="store_true", help="run the full ground truth first")
+    parser.add_argument("--reference", type=Path, help="an earlier run's ground_truth.json")
+    parser.add_argument("--workers", type=int, help="passbench --workers (default: its own)")
+    parser.add_argument(
+        "--passbench-command",
+        help="passbench command line (default: the passbench script beside this Python)",
+    )
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds per command")
+    parser.add_argument("--name", default="bench_ground_truth_bound", help="results/NAME.json")
+    return parser.parse_args()
+
+
+def _run(
+    passbench: Passbench, label: str, tasks: list[str] | None, workers: int | None, timeout: float
+) -> tuple[PassbenchGroundTruth, Path]:
+    workdir = run_dir(f"bound-{label}")
+    print(f"passbench: ground truth, {label} ...", flush=True)
+    truth = passbench.ground_truth(tasks, workdir, workers=workers, timeout_s=timeout)
+    run = truth.run
+    print(
+        f"  wall {run.wall_s:.1f} s, cpu {run.cpu_s:.1f} s, other load "
+        f"{run.other_load_cores} cores, load average before {run.loadavg_before}",
+        flush=True,
+    )
+    return truth, workdir / "passbench-ground-truth" / "ground_truth.json"
+
+
+def differences(reference: Path, current: Path) -> dict[str, dict[str, Any]]:
+    """Tasks whose status, category or reason differ between two ground_truth.json files."""
+    old = json.loads(reference.read_text(encoding="utf-8"))["tasks"]
+    new = json.loads(current.read_text(encoding="utf-8"))["tasks"]
+    differ: dict[str, dict[str, Any]] = {}
+    for task in sorted(set(old) | set(new)):
+        before, after = old.get(task, {}), new.get(task, {})
+        fields = ("status", "category", "reason")
+        if any(before.get(f) != after.get(f) for f in fields):
+            differ[task] = {
+                "before": {f: before.get(f) for f in fields},
+                "after": {f: after.get(f) for f in fields},
+            }
+    return differ
+
+
+def main() -> None:
+    args = parse_arguments()
+    args.cache_dir.mkdir(parents=True, exist_ok=True)
+    command = shlex.split(args.passbench_command) if args.passbench_command else None
+    passbench = Passbench(command, cache_dir=args.cache_dir)
+    payload: dict[str, Any] = {
+        "benchmark": "ground_truth_bound",
+        "machine": machine_facts(),
+        "slowest": args.slowest,
+        "cache_dir": str(args.cache_dir),
+    }
+    if args.prime:
+        primed, _ = _run(passbench, "prime", None, args.workers, args.timeout)
+        payload["prime"] = primed.run.as_dict()
+    alone, _ = _run(passbench, "alone", [args.slowest], args.workers, args.timeout)
+    full, full_json = _run(passbench, "full", None, args.workers, args.timeout)
+    cores = os.cpu_count() or 1
+    payload["alone"] = alone.run.as_dict()
+    payload["full"] = full.run.as_dict()
+    payload["full_json"] = str(full_json)
+    payload["n_pass"] = sum(1 for v in full.tasks.values() if v.status == "pass")
+    payload["n_tasks"] = len(full.tasks)
+    payload["ratio_full_over_alone"] = ratio(full.run.wall_s, alone.run.wall_s)
+    payload["cpu_bound_s"] = round(full.run.cpu_s / cores, 1)
+    payload["ratio_full_over_cpu_bound"] = ratio(full.run.wall_s, full.run.cpu_s / cores)
+    if args.reference is not None:
+        payload["verdicts_differ"] = differences(args.reference, full_json)
+    payload["machine"]["loadavg_at_end"] = list(os.getloadavg())
+    path = write_result(args.name, payload)
+    print()
+    print(
+        f"wall(full) {full.run.wall_s:.1f} s / wall({args.slowest} alone) "
+        f"{alone.run.wall_s:.1f} s = {payload['ratio_full_over_alone']} (target <= {TARGET})"
+    )
+    print(
+        f"CPU bound: {full.run.cpu_s:.1f} s CPU / {cores} cores = {payload['cpu_bound_s']} s; "
+        f"wall(full) / CPU bound = {payload['ratio_full_over_cpu_bound']}"
+    )
+    print(f"ground truth: {payload['n_pass']} / {payload['n_tasks']} pass")
+    if args.reference is not None:
+        differ = payload["verdicts_differ"]
+        print(f"verdicts differing from {args.reference}: {len(differ)} {sorted(differ)}")
+    print(f"\nwritten: {path}")
+
+
+if __name__ == "__main__":
+    main()
