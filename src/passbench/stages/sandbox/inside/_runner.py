@@ -873,12 +873,19 @@ class Worker:
         started: float,
     ) -> dict[str, Any]:
         limit_at = started + float(job["timeout_s"])
-        deadline = limit_at + float(job.get("grace_s", 1.0))
+        grace = float(job.get("grace_s", 1.0))
+        deadline = limit_at + grace
         # unittest and script programs: at their time limit the child's alarm interrupts them,
-        # and the grace is for the child to report; the sample's other processes are stopped
-        # then, so they cannot starve the report (a fork bomb's 60 spinning copies would push
-        # it past the deadline under load, turning "fail" into "timeout" by chance)
+        # and the grace is for the child to report. Whether it reports in time must not depend
+        # on load (a fork bomb's spinning copies, other samples, other work on the machine
+        # pushed the report past the deadline by chance, turning "fail" into "timeout"): the
+        # sample's other processes are stopped at the limit, and the grace counts only the
+        # time the child could run (waiting for a CPU does not count; sleeping does, as on an
+        # idle machine), up to GRACE_STRETCH_S more.
         stop_others_at = limit_at if job["style"] in ("unittest", "script") else None
+        stopped_at: float | None = None
+        delay_at_stop: float | None = None
+        latest = deadline + GRACE_STRETCH_S
         verdict = bytearray()
         output = _Tail(_OUTPUT_TAIL)
         status: int | None = None
@@ -891,14 +898,19 @@ class Worker:
         next_cpu = started + _CPU_REPORT_S
         while status is None:
             now = _perf()
+            if stop_others_at is not None and now >= stop_others_at:
+                self.stop_all_but(pid)
+                stop_others_at = None
+                stopped_at, delay_at_stop = now, _run_delay_s(pid)
+            if now >= deadline and stopped_at is not None and delay_at_stop is not None:
+                short = grace - _time_it_could_run(pid, stopped_at, delay_at_stop, now)
+                if short > 0.001 and now < latest:
+                    deadline = min(now + short, latest)
             if now >= deadline:
                 timed_out = True
                 self.signal_all(pid)
                 _, status, rusage = os.wait4(pid, 0)
                 break
-            if stop_others_at is not None and now >= stop_others_at:
-                self.stop_all_but(pid)
-                stop_others_at = None
             wake = deadline if stop_others_at is None else stop_others_at
             wait = min(deadline, next_cpu, wake) - now
             watched = list(open_fds) + ([pidfd] if pidfd is not None else [])
@@ -1064,6 +1076,29 @@ class Worker:
         back their permissions, which a sample may have changed)."""
         for root, mode in self.scratch_modes.items():
             _scratch.empty(root, mode)
+
+
+#: How much later than `timeout_s + grace_s` a loaded machine may push the deadline (kept well
+#: below the host's own watchdog, local.HOST_GRACE_S).
+GRACE_STRETCH_S = 10.0
+
+
+def _run_delay_s(pid: int) -> float | None:
+    """Seconds `pid` has spent runnable but waiting for a CPU (/proc/PID/schedstat), None when
+    the kernel does not say."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _time_it_could_run(pid: int, since: float, delay_then: float, now: float) -> float:
+    """Wall seconds since `since` less the time `pid` waited for a CPU meanwhile: what the wall
+    clock would show on an idle machine."""
+    delay_now = _run_delay_s(pid)
+    waited = (delay_now - delay_then) if delay_now is not None else 0.0
+    return (now - since) - max(waited, 0.0)
 
 
 def _parents() -> dict[int, int]:
