@@ -342,7 +342,7 @@ def _security_scores(
     ]
     if not samples or any(s.functional is None or s.secure is None for s in samples):
         return {}
-    from passbench.stages.benchmarks.cweval import security_scores
+    from passbench.stages.benchmarks.cweval.benchmark import security_scores
 
     entries = [
         {"task_id": s.task_id, "functional": s.functional, "secure": s.secure} for s in samples

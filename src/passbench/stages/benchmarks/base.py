@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 from passbench.core.errors import InputError, UnknownNameError
 from passbench.core.progress import Progress
 from passbench.core.records import Program, Task
+from passbench.core.runs import RunResults
 from passbench.stages.benchmarks.data import DataFile, DataSettings, ResolvedFile, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle
 
@@ -194,6 +195,17 @@ class Benchmark(Protocol):
         it starts with `f"{name}-"` (results.model_name reads the model before it)."""
         ...
 
+    def read_official_results(self, path: Path) -> RunResults | None:
+        """The run stored in `path` when it is a file in this benchmark's own result format
+        (not passbench's `_eval_results.json`), else None; ResultsFileError when it is one
+        but is malformed."""
+        ...
+
+    def attach_official_results(self, run: RunResults) -> RunResults:
+        """`run` (a passbench run of this benchmark) with what the benchmark's own result
+        files beside it add, e.g. per-task facts in `task_info`; `run` itself when none."""
+        ...
+
 
 _DIGITS = re.compile(r"\d+")
 
@@ -320,6 +332,14 @@ class BenchmarkBase:
         """`bigcodebench.generate`'s naming: the name, `-<subset>` unless full, `-<split>`."""
         extra = f"-{subset}" if subset != "full" else ""
         return f"{self.name}{extra}-{split}"
+
+    # ---- its own result files ----------------------------------------------------------
+
+    def read_official_results(self, path: Path) -> RunResults | None:
+        return None  # no result format of its own: passbench's files are read by results/
+
+    def attach_official_results(self, run: RunResults) -> RunResults:
+        return run
 
 
 @dataclass(frozen=True)

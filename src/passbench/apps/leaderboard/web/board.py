@@ -545,6 +545,7 @@ def run_results(session: Session, run_id: int) -> RunResults:
         tasks=tasks,
         meta=meta,
         pass_at_k_file={"model": run.model.name, **settings, **run.pass_at_k},
+        known_benchmark=run.benchmark,  # as stored at import, from the files' block or ids
     )
 
 
