@@ -29,7 +29,7 @@ import json
 import pickle
 import re
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -397,9 +397,6 @@ class LiveCodeBench(BenchmarkBase):
         if code:
             return SanitizeResult(code, True, "")
         return SanitizeResult(code, False, "no code block: LiveCodeBench grades the empty program")
-
-    def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
-        return ("unittest.mock",)
 
     def write_official_results(
         self,
