@@ -35,7 +35,7 @@ def provider_for(name: str) -> DataProvider:
 def livecodebench_release(data_dir: Path, tmp: Path) -> DataSettings:
     """LiveCodeBench's tests live only on the Hugging Face hub: a release written in the hub's
     layout."""
-    from passbench.stages.benchmarks.livecodebench import (
+    from passbench.stages.benchmarks.livecodebench.benchmark import (
         RELEASE_FILES,
         encode_private_tests,
     )

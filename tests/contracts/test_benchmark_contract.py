@@ -7,22 +7,48 @@ registers its own provider there); a benchmark whose data cannot be loaded fails
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.contracts.benchmark_data import provider_for
 
 from passbench.core.errors import DatasetError, InputError
-from passbench.core.records import Program, Task
+from passbench.core.records import (
+    ErrorCategory,
+    ExecResult,
+    Isolation,
+    Program,
+    Sample,
+    Status,
+    Task,
+)
+from passbench.core.runs import RunResults
 from passbench.stages.benchmarks import (
     Benchmark,
+    BenchmarkInfo,
     LoadedBenchmark,
     PromptStyle,
+    benchmark_info,
+    benchmark_language,
     benchmark_names,
+    benchmark_toolchains,
     get_benchmark,
+    task_language,
 )
 from passbench.stages.prompts import build_prompt, stop_sequences
-from passbench.stages.results import guess_benchmark, model_name
+from passbench.stages.results import (
+    guess_benchmark,
+    load_results,
+    model_name,
+    result_paths,
+    sample_entry,
+    write_eval_results,
+)
+from passbench.stages.sandbox.remote.images import Toolchains
+from passbench.stages.sanitize import SanitizeResult
 
 NAMES = benchmark_names()
 #: How many tasks per benchmark get a program built (a differential task encodes its inputs).
@@ -189,3 +215,190 @@ def _check_refuses_programs(bench: Benchmark, tasks: tuple[Task, ...]) -> None:
         with pytest.raises(InputError, match=f"no tests to execute.*`{bench.scored_by} "):
             bench.program(task, "x = 1\n", key=f"{task.task_id}#0", timeout_s=5.0)
         assert "COMPLETION" in bench.solution_from_completion(task, "```\nCOMPLETION\n```")
+
+
+# ---- the hooks every benchmark answers (BenchmarkBase's defaults or its own) ------------------
+
+#: Keys a sample's row or entry already has: a benchmark's own fields must not replace them.
+_ROW_KEYS = {"task_id", "sample_index", "solution", "raw_solution", "status", "details"}
+
+
+def _verdict(task: Task, status: Status, key: str = "k#0") -> ExecResult:
+    failed = status != "pass"
+    return ExecResult(
+        key=key,
+        task_id=task.task_id,
+        status=status,
+        category=ErrorCategory.ASSERTION_FAILED if failed else None,
+        details={"ALL": "AssertionError"} if failed else {},
+        duration_s=0.1,
+        wall_s=0.2,
+        isolation=Isolation.BUBBLEWRAP,
+        reason="AssertionError" if failed else "",
+    )
+
+
+def test_info_is_one_frozen_record(bench: Benchmark) -> None:
+    info = benchmark_info(bench.name)
+    assert info == BenchmarkInfo.of(bench)
+    assert (info.name, info.title, info.splits, info.subsets) == (
+        bench.name,
+        bench.title,
+        tuple(bench.splits),
+        tuple(bench.subsets),
+    )
+    assert info.default_version in info.versions and info.programming_language
+    assert set(info.subset_sizes) <= set(info.subsets)
+    assert all(size > 0 for size in info.subset_sizes.values())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        info.name = "other"  # type: ignore[misc]
+
+
+def test_languages(bench: Benchmark, full: LoadedBenchmark) -> None:
+    assert isinstance(bench.programming_language, str) and bench.programming_language
+    assert benchmark_language(bench.name) == bench.programming_language
+    for task in full.all_tasks[:PROGRAM_SAMPLE]:
+        language = bench.language_of(task)
+        assert isinstance(language, str) and language
+        assert task_language(task) == language
+
+
+def test_sanitize_answer(bench: Benchmark, full: LoadedBenchmark) -> None:
+    """Every benchmark turns any answer into a SanitizeResult (never raises); a fenced
+    reference solution is a usable program."""
+    for task in full.all_tasks[:PROGRAM_SAMPLE]:
+        for split in bench.splits:
+            empty = bench.sanitize_answer("", task, split)
+            assert isinstance(empty, SanitizeResult) and isinstance(empty.code, str)
+            if bench.has_reference:
+                fence = bench.prompt_style.fence
+                answer = f"```{fence}\n{bench.canonical_code(task)}\n```\n"
+                result = bench.sanitize_answer(answer, task, split)
+                assert result.ok, (task.task_id, split, result.reason)
+                assert result.code.strip()
+
+
+def test_sample_and_verdict_fields(bench: Benchmark, full: LoadedBenchmark) -> None:
+    """What a benchmark adds to sample rows and entries is JSON and keeps the common keys."""
+    for task in full.all_tasks[:PROGRAM_SAMPLE]:
+        fields = bench.sample_fields(task)
+        assert not set(fields) & _ROW_KEYS
+        json.dumps(dict(fields))
+        for status in ("pass", "fail"):
+            extra = bench.verdict_fields(task, _verdict(task, status))
+            assert not set(extra) & _ROW_KEYS
+            json.dumps(dict(extra))
+
+
+def test_reference_verdict_keeps_the_verdict_of_its_task(
+    bench: Benchmark, full: LoadedBenchmark
+) -> None:
+    assert isinstance(bench.quarantine_failed_references, bool)
+    for task in full.all_tasks[:PROGRAM_SAMPLE]:
+        given = _verdict(task, "fail")
+        decided = bench.reference_verdict(task, given)
+        assert isinstance(decided, ExecResult)
+        assert (decided.key, decided.task_id) == (given.key, given.task_id)
+        # a failing reference stays failed: a benchmark's own reading may only explain it
+        assert decided.status != "pass"
+
+
+def test_judging(bench: Benchmark, full: LoadedBenchmark) -> None:
+    """None, or the identity and host verdict of each program, for an executable benchmark."""
+    tasks = full.all_tasks[:PROGRAM_SAMPLE]
+    judging = bench.judging({task.task_id: task for task in tasks})
+    if judging is None:
+        return
+    assert bench.executable
+    identity, finalize = judging
+    for task in tasks:
+        code = bench.solution_from_completion(task, "")
+        program = bench.program(task, code, key=f"{task.task_id}#0", timeout_s=5.0)
+        assert isinstance(identity(program), str) and identity(program) == identity(program)
+        # a program the sandbox could not finish stays a failure whatever the judge reads
+        judged = finalize(program, _verdict(task, "timeout", key=program.key))
+        assert isinstance(judged, ExecResult) and judged.status != "pass"
+
+
+def test_extra_scores(bench: Benchmark, full: LoadedBenchmark) -> None:
+    """Scores beyond pass@k are fractions in [0, 1] (None when undefined) or counts."""
+    tasks = full.all_tasks[:PROGRAM_SAMPLE]
+    entries: list[dict[str, Any]] = []
+    for number, task in enumerate(tasks):
+        status: Status = "pass" if number % 2 == 0 else "fail"
+        entry = {"task_id": task.task_id, "sample_index": 0, "status": status}
+        entry.update(bench.verdict_fields(task, _verdict(task, status)))
+        entries.append(entry)
+    scores = bench.extra_scores(entries, (1,))
+    assert not set(scores) & {"pass@1", "pass@10"}  # pass@k is passbench's own
+    for name, value in scores.items():
+        assert isinstance(name, str) and name
+        assert value is None or isinstance(value, (int, float)), name
+        if isinstance(value, float):
+            assert 0.0 <= value <= 1.0, name
+    json.dumps(dict(scores))
+
+
+def test_insecure_references(bench: Benchmark, full: LoadedBenchmark) -> None:
+    assert isinstance(bench.has_insecure_references, bool)
+    for task in full.all_tasks[:PROGRAM_SAMPLE]:
+        code = bench.insecure_reference(task)
+        if bench.has_insecure_references:
+            assert isinstance(code, str) and code.strip(), task.task_id
+        else:
+            assert code is None
+
+
+def test_toolchains(bench: Benchmark) -> None:
+    chains = bench.toolchains()
+    if chains is None:
+        return
+    assert isinstance(chains, Toolchains)
+    assert chains.packages and all(isinstance(p, str) and p for p in chains.packages)
+    assert all(isinstance(tool, str) and tool for tool in chains.tools)
+    merged = benchmark_toolchains()
+    assert set(chains.packages) <= set(merged.packages)
+
+
+def test_official_result_files(bench: Benchmark, full: LoadedBenchmark, tmp_path: Path) -> None:
+    """A benchmark's own result file, when it writes one, is read back as the same run by its
+    own reader and by `load_results`; a passbench file is never taken for one."""
+    tasks = full.all_tasks[:PROGRAM_SAMPLE]
+    samples = [
+        Sample(task.task_id, solution=f"# {task.task_id}\n", sample_index=index)
+        for task in tasks
+        for index in range(2)
+    ]
+    codes = [sample.solution or "" for sample in samples]
+    by_id = {task.task_id: task for task in tasks}
+    results = [
+        _verdict(by_id[s.task_id], "pass" if s.sample_index == 0 else "fail", f"{s.task_id}#{i}")
+        for i, s in enumerate(samples)
+    ]
+    entries = [
+        sample_entry(sample, code, result)
+        for sample, code, result in zip(samples, codes, results, strict=True)
+    ]
+    folder = tmp_path / "results"
+    folder.mkdir()
+    eval_path, _ = result_paths(folder, f"org--model--{bench.file_label('full', 'complete')}")
+    write_eval_results(eval_path, entries, {"benchmark": bench.name})
+    assert bench.read_official_results(eval_path) is None
+
+    bench.write_official_results(eval_path, samples, codes, results, by_id)
+    written = sorted(set(folder.iterdir()) - {eval_path})
+    for path in written:
+        json.loads(path.read_text(encoding="utf-8"))  # valid JSON
+        run = bench.read_official_results(path)
+        assert run is not None, f"{bench.name} cannot read the {path.name} it wrote"
+        assert run.benchmark == bench.name
+        assert set(run.tasks) == set(by_id)
+        assert all(len(samples) == 2 for samples in run.tasks.values())
+        assert load_results(path).tasks.keys() == run.tasks.keys()
+
+    ours = load_results(eval_path)
+    assert ours.benchmark == bench.name
+    attached = bench.attach_official_results(ours)
+    assert isinstance(attached, RunResults) and attached.tasks == ours.tasks
+    if written:  # what its own file adds is about the run's tasks only
+        assert set(attached.task_info) <= set(ours.tasks)

@@ -50,7 +50,7 @@ from passbench.stages.providers.registry import official_name_suffix, official_s
 from passbench.stages.results import load_results
 from passbench.stages.sandbox import check_isolation
 from passbench.stages.sandbox.base import Limits
-from passbench.stages.sanitize import SanitizeResult, sanitize
+from passbench.stages.sanitize import SanitizeResult
 
 #: What the official generate appends to the sample file's name.
 SANITIZED_SUFFIX = "-sanitized_calibrated"
@@ -274,27 +274,17 @@ def sample_row(completion: Completion, prompt: Prompt, *, chat: bool) -> dict[st
     }
 
 
-def _task_code(task: Task, split: str) -> str:
-    """The code the model was shown, handed to the sanitizer (as `passbench sanitize` does)."""
-    return task.prompts["complete"] if split == "complete" else task.code_prompt
-
-
 def sanitize_task_answer(answer: str, task: Task, split: str) -> SanitizeResult:
     """The program a raw answer to `task` stands for: the benchmark's own rule where it has one
     (`sanitize_answer`: MultiPL-E's fenced block in its language, LiveCodeBench's last fenced
     block), else Python's sanitizer."""
-    own_rule = getattr(get_benchmark(task.benchmark), "sanitize_answer", None)
-    if own_rule is not None:
-        result: SanitizeResult = own_rule(answer, task, split)
-        return result
-    return sanitize(answer, task.entry_point, prompt=_task_code(task, split))
+    return get_benchmark(task.benchmark).sanitize_answer(answer, task, split)
 
 
 def task_fields(task: Task) -> dict[str, Any]:
     """What the benchmark records about `task` in each of its sample rows (`sample_fields`:
     CyberSecEval's language and CWE, which `passbench security` reads); empty for most."""
-    fields = getattr(get_benchmark(task.benchmark), "sample_fields", None)
-    return dict(fields(task)) if fields is not None else {}
+    return dict(get_benchmark(task.benchmark).sample_fields(task))
 
 
 def sanitized_row(raw_row: Mapping[str, Any], task: Task, split: str) -> dict[str, Any]:

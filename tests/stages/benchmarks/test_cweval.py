@@ -19,7 +19,7 @@ from passbench.core.errors import EnvironmentError_
 from passbench.core.records import ErrorCategory, ExecResult, Isolation, Task
 from passbench.core.settings import Paths
 from passbench.stages.benchmarks import DataSettings, get_benchmark
-from passbench.stages.benchmarks.cweval import (
+from passbench.stages.benchmarks.cweval.benchmark import (
     CWEval,
     count_cases,
     first_code_block,

@@ -24,7 +24,7 @@ from passbench.apps.pipeline import sanitized_row
 from passbench.core.errors import DatasetError, InputError
 from passbench.core.settings import Paths
 from passbench.stages.benchmarks import DataSettings, get_benchmark
-from passbench.stages.benchmarks.livecodebench import (
+from passbench.stages.benchmarks.livecodebench.benchmark import (
     HUB,
     RELEASE_FILES,
     LiveCodeBench,
@@ -33,17 +33,17 @@ from passbench.stages.benchmarks.livecodebench import (
     extract_code,
     make_function,
 )
-from passbench.stages.benchmarks.livecodebench_grade import compare_stdout, truncatefn
+from passbench.stages.benchmarks.livecodebench.eval_all import (
+    ROW_KEYS,
+    read_eval_all,
+    write_eval_all,
+)
+from passbench.stages.benchmarks.livecodebench.grade import compare_stdout, truncatefn
 from passbench.stages.benchmarks.selection import DateWindow, select_tasks
+from passbench.stages.benchmarks.windows import window_score
 from passbench.stages.evaluate import EvaluateSettings, Evaluator
 from passbench.stages.prompts import build_prompt, stop_sequences
 from passbench.stages.results import load_results
-from passbench.stages.results.livecodebench import (
-    ROW_KEYS,
-    read_eval_all,
-    window_score,
-    write_eval_all,
-)
 
 # -- problems in the hub's format ---------------------------------------------------------------
 

@@ -369,7 +369,8 @@ def test_image_with_multiple_toolchains_dry_run() -> None:
     import re
     import shlex
 
-    from passbench.stages.benchmarks.multiple import LANGUAGES, image_toolchains
+    from passbench.stages.benchmarks import benchmark_toolchains
+    from passbench.stages.benchmarks.multiple import LANGUAGES
     from passbench.stages.sandbox.remote.images import toolchain_build_args
 
     arguments = ["image", "build", "--engine", "docker", "--dry-run", "--with-multipl-e"]
@@ -390,7 +391,7 @@ def test_image_with_multiple_toolchains_dry_run() -> None:
     assert "MULTIPLE" not in plain.output
 
     dockerfile = (REPO / "Dockerfile").read_text(encoding="utf-8")
-    for name, value in toolchain_build_args(image_toolchains()).items():
+    for name, value in toolchain_build_args(benchmark_toolchains()).items():
         if name != "MULTIPLE":
             assert f'ARG {name}="{value}"' in dockerfile
     label = re.search(r'org\.passbench\.toolchains="\$\{MULTIPLE:\+([^}]*)\}"', dockerfile)

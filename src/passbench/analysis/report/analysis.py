@@ -17,7 +17,7 @@ from passbench.analysis.report.categories import Failure, failure_label, failure
 from passbench.analysis.report.domains import task_domains
 from passbench.core import scoring
 from passbench.core.records import ErrorCategory
-from passbench.stages.benchmarks import benchmark_language
+from passbench.stages.benchmarks import benchmark_language, benchmark_names, get_benchmark
 from passbench.stages.results import RunResults, SampleResult, task_order
 from passbench.stages.results.taskinfo import TaskCatalog
 
@@ -332,8 +332,9 @@ def _summary(
 def _security_scores(
     run: RunResults, quarantined: Mapping[str, Any], ks: Sequence[int]
 ) -> dict[str, float]:
-    """func@k, func-sec@k and secure_given_functional, recomputed from the samples' flags,
-    when every sample carries them (CWEval runs); {} otherwise."""
+    """The benchmark's scores beyond pass@k (`extra_scores`: CWEval's func@k, func-sec@k and
+    secure_given_functional), recomputed from the samples' flags when every sample carries
+    them; {} otherwise (and for a run whose benchmark is not registered)."""
     samples = [
         sample
         for task, task_samples in run.tasks.items()
@@ -342,17 +343,15 @@ def _security_scores(
     ]
     if not samples or any(s.functional is None or s.secure is None for s in samples):
         return {}
-    from passbench.stages.benchmarks.cweval import security_scores
-
+    if run.benchmark is None or run.benchmark not in benchmark_names():
+        return {}
     entries = [
-        {"task_id": s.task_id, "functional": s.functional, "secure": s.secure} for s in samples
+        {"task_id": s.task_id, "status": s.status, "functional": s.functional, "secure": s.secure}
+        for s in samples
     ]
-    scores = security_scores(entries, ks)
-    return {
-        key: float(value)
-        for key, value in scores.items()
-        if isinstance(value, float) and key.startswith(("func", "secure_"))
-    }
+    scores = get_benchmark(run.benchmark).extra_scores(entries, ks)
+    # the scores (fractions), not the counts kept beside them or those left undefined
+    return {key: float(value) for key, value in scores.items() if isinstance(value, float)}
 
 
 def _str_or_none(value: Any) -> str | None:

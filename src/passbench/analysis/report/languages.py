@@ -95,7 +95,8 @@ def language_breakdown(runs: Sequence[RunResults]) -> tuple[LanguageScore, ...]:
         samples = passed = solved = 0
         multiple = False
         for run in members:
-            multiple = multiple or (run.benchmark or "").startswith("multipl-e-")
+            # MultiPL-E's statuses are those of programs built and run outside Python
+            multiple = multiple or language != "Python"
             for task_samples in run.tasks.values():
                 if not task_samples:
                     continue

@@ -20,7 +20,7 @@ from passbench.analysis.report.languages import (
     language_header,
     run_cells,
 )
-from passbench.stages.results.livecodebench import WindowScore
+from passbench.stages.benchmarks.windows import WindowScore
 
 _STATUS_STYLE = {"pass": "green", "fail": "red", "timeout": "yellow"}
 
@@ -189,10 +189,10 @@ def detail_view(detail: TaskDetail) -> RenderableType:
     return Group(*parts)
 
 
-def windows_view(scores: Sequence[WindowScore]) -> Table:
-    """LiveCodeBench's pass@1 by contest-date window, side by side, with counts, overall and
-    per difficulty (the first column: every problem)."""
-    table = Table(title="LiveCodeBench pass@1 by contest date", title_justify="left")
+def windows_view(scores: Sequence[WindowScore], benchmark_title: str) -> Table:
+    """A dated benchmark's pass@1 by contest-date window, side by side, with counts, overall
+    and per difficulty (the first column: every problem)."""
+    table = Table(title=f"{benchmark_title} pass@1 by contest date", title_justify="left")
     table.add_column("")
     for score in scores:
         table.add_column(score.window.describe(), justify="right")

@@ -19,9 +19,10 @@ from typing import Literal
 from passbench.analysis.security.scan import ScanItem
 from passbench.core.errors import InputError
 from passbench.core.records import Task
+from passbench.core.runs import results_stem
 from passbench.core.samplefile import read_samples, sample_file_stem
 from passbench.stages.benchmarks import DataSettings, benchmark_language
-from passbench.stages.results.read import guess_benchmark, load_results, results_stem
+from passbench.stages.results.read import guess_benchmark, load_results
 from passbench.stages.results.taskinfo import TaskCatalog, load_catalog
 
 SECURITY_SUFFIX = "security.json"

@@ -25,7 +25,7 @@ from passbench.stages.benchmarks import Benchmark, DataSettings, LoadedBenchmark
 
 
 def has_references(bench: Benchmark) -> bool:
-    return callable(getattr(bench, "insecure_reference", None))
+    return bench.has_insecure_references
 
 
 def reference_samples(bench: Benchmark, tasks: Iterable[Task]) -> list[dict[str, Any]]:
@@ -36,16 +36,14 @@ def reference_samples(bench: Benchmark, tasks: Iterable[Task]) -> list[dict[str,
             "insecure code per prompt has: sallm)",
             field="benchmark",
         )
-    fields = getattr(bench, "sample_fields", None)
     rows = []
     for task in tasks:
         row: dict[str, Any] = {
             "task_id": task.task_id,
             "sample_index": 0,
-            "solution": bench.insecure_reference(task),  # type: ignore[attr-defined]
+            "solution": bench.insecure_reference(task) or "",
         }
-        if fields is not None:
-            row.update(fields(task))
+        row.update(bench.sample_fields(task))
         rows.append(row)
     return rows
 

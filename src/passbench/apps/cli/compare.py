@@ -27,8 +27,8 @@ from passbench.apps.cli.options import (
 )
 from passbench.core.errors import InputError
 from passbench.stages.benchmarks import DataSettings
+from passbench.stages.benchmarks import windows as dates
 from passbench.stages.results import RunResults, load_results
-from passbench.stages.results import livecodebench as lcb
 from passbench.stages.results.taskinfo import TaskCatalog, load_catalog
 
 FORMATS = ("table", "json", "markdown", "leaderboard-md", "leaderboard-csv", "leaderboard-json")
@@ -100,8 +100,8 @@ def compare(
     loaded = [load_results(path) for path in results]
     if window.cutoff is not None:
         for run in loaded:
-            lcb.require_dates(run, "model-cutoff")
-    runs = [lcb.restrict_to_window(run, window) for run in loaded]
+            dates.require_dates(run, "model-cutoff")
+    runs = [dates.restrict_to_window(run, window) for run in loaded]
     pairs = compare_all(runs, options, rule)
 
     boards: dict[str, str] = {}

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from passbench.core.errors import PassbenchError, SandboxError
-from passbench.stages.benchmarks.multiple import image_toolchains
+from passbench.stages.benchmarks import benchmark_toolchains
 from passbench.stages.sandbox.remote.images import (
     DEFAULT_PYTHON,
     ImageSpec,
@@ -103,7 +103,7 @@ def build(
         environments=environments,
         base_image=base_image,
         pip_args=pip_args,
-        toolchains=image_toolchains() if multiple else None,
+        toolchains=benchmark_toolchains() if multiple else None,
     )
     command = build_command(
         chosen,

@@ -30,7 +30,7 @@ from passbench.apps.cli.options import (
 )
 from passbench.core.errors import InputError, UnknownNameError
 from passbench.core.settings import Resolved
-from passbench.stages.results import livecodebench as lcb
+from passbench.stages.benchmarks import windows as dates
 from passbench.stages.results import load_results, results_stem
 from passbench.stages.results.taskinfo import load_catalog
 
@@ -205,11 +205,11 @@ def inspect(
         return
     full_run = load_results(results[0], pass_at_k_file)
     if window.cutoff is not None:
-        lcb.require_dates(full_run, "model-cutoff")
-    run = lcb.restrict_to_window(full_run, window)
+        dates.require_dates(full_run, "model-cutoff")
+    run = dates.restrict_to_window(full_run, window)
     windows = None
-    if full_run.task_info and run.benchmark == "livecodebench":
-        windows = lcb.window_scores(lcb.lcb_rows(full_run), window)
+    if dates.is_dated(full_run):  # a benchmark whose tasks carry contest dates
+        windows = dates.window_scores(dates.dated_tasks(full_run), window)
     catalog = load_catalog(
         run.benchmark, resolved["dataset_version"] or run.dataset_version, data_settings(resolved)
     )
@@ -257,7 +257,9 @@ def inspect(
                 **security.summary.to_json(),
             }
         if windows is not None:
-            document["livecodebench"] = lcb.scores_dict(full_run.path, windows)
+            # keyed by the benchmark's name, as the file format has always had it
+            key = full_run.benchmark or "windows"
+            document[key] = dates.scores_dict(full_run.path, windows)
         if exclusion is not None and overlap_file is not None:
             document["contamination"] = contam.exclusion_dict(overlap_file, overlap, exclusion)
         _emit(to_json(document), output)
@@ -294,7 +296,7 @@ def inspect(
         if windows is not None:
             from passbench.analysis.report.terminal import windows_view
 
-            view = Group(windows_view(windows), view)
+            view = Group(windows_view(windows, _title(full_run.benchmark)), view)
         if security is not None:
             from rich.console import Group
 
@@ -302,6 +304,15 @@ def inspect(
 
             view = Group(view, summary_table(security.summary, title=_tools_line(security)))
         _print(view, output)
+
+
+def _title(benchmark: str | None) -> str:
+    """The benchmark's title for people ("LiveCodeBench"), or its name when not registered."""
+    from passbench.stages.benchmarks import benchmark_names, get_benchmark
+
+    if benchmark is None or benchmark not in benchmark_names():
+        return benchmark or "Run"
+    return get_benchmark(benchmark).title
 
 
 def _security(results: Path, given: Path | None) -> SecurityResult | None:

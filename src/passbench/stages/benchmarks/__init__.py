@@ -26,6 +26,7 @@ from passbench.core.records import Task
 from passbench.stages.benchmarks.base import (
     Benchmark,
     BenchmarkBase,
+    BenchmarkInfo,
     DifferentialBenchmark,
     LoadedBenchmark,
     Phase,
@@ -38,6 +39,7 @@ from passbench.stages.benchmarks.base import (
 )
 from passbench.stages.benchmarks.data import DataSettings, ResolvedFile
 from passbench.stages.benchmarks.prompting import PromptStyle
+from passbench.stages.sandbox.remote.images import Toolchains
 
 # registry name -> "module:class"; the class is instantiated with no arguments
 _FACTORIES: dict[str, str] = {
@@ -99,25 +101,31 @@ def benchmark_names() -> tuple[str, ...]:
 
 
 def benchmark_language(name: str | None) -> str:
-    """The language a benchmark's programs are written in, as reports show it: the MultiPL-E
-    language's title ("JavaScript", "C++", ...) for `multipl-e-*`, "Python" for the others
-    (and for results that do not name their benchmark: every official file is Python's)."""
-    if name and name.startswith("multipl-e-"):
-        from passbench.stages.benchmarks.multiple import LANGUAGES
-
-        language = LANGUAGES.get(name.removeprefix("multipl-e-"))
-        if language is not None:
-            return language.title
-    return "Python"
+    """The language a benchmark's programs are written in, as reports show it ("Python",
+    "C++", ...: its `programming_language`); "Python" for a name that is not registered and
+    for results that do not name their benchmark (every official file is Python's)."""
+    if name is None or name not in benchmark_names():
+        return "Python"
+    return get_benchmark(name).programming_language
 
 
 def task_language(task: Task) -> str:
     """The language of one task's code, as reports show it: the benchmark's `language_of(task)`
-    where its tasks differ (CyberSecEval's prompts), else `benchmark_language`."""
-    language_of = getattr(get_benchmark(task.benchmark), "language_of", None)
-    if language_of is not None:
-        return str(language_of(task))
-    return benchmark_language(task.benchmark)
+    (CyberSecEval's prompts differ; others give their `programming_language`)."""
+    return get_benchmark(task.benchmark).language_of(task)
+
+
+def benchmark_toolchains() -> Toolchains:
+    """Every registered benchmark's `toolchains()`, merged in registry order without repeats:
+    what `passbench image build --with-multipl-e` adds to the runner image."""
+    packages: dict[str, None] = {}
+    tools: dict[str, None] = {}
+    for name in benchmark_names():
+        chains = get_benchmark(name).toolchains()
+        if chains is not None:
+            packages.update(dict.fromkeys(chains.packages))
+            tools.update(dict.fromkeys(chains.tools))
+    return Toolchains(tuple(packages), tuple(tools))
 
 
 def get_benchmark(name: str) -> Benchmark:
@@ -131,6 +139,11 @@ def get_benchmark(name: str) -> Benchmark:
     factory = getattr(importlib.import_module(module_name), attribute)
     benchmark: Benchmark = factory()
     return benchmark
+
+
+def benchmark_info(name: str) -> BenchmarkInfo:
+    """The record of what the benchmark registered as `name` is (UnknownNameError otherwise)."""
+    return BenchmarkInfo.of(get_benchmark(name))
 
 
 def load_benchmark(
@@ -165,6 +178,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Benchmark",
     "BenchmarkBase",
+    "BenchmarkInfo",
     "DataSettings",
     "DifferentialBenchmark",
     "LoadedBenchmark",
@@ -172,8 +186,10 @@ __all__ = [
     "PromptStyle",
     "ResolvedFile",
     "TaskId",
+    "benchmark_info",
     "benchmark_language",
     "benchmark_names",
+    "benchmark_toolchains",
     "check_executable",
     "check_split",
     "check_subset",

@@ -12,16 +12,26 @@ says what a new module must provide.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from passbench.core.errors import InputError, UnknownNameError
 from passbench.core.progress import Progress
-from passbench.core.records import Program, Task
+from passbench.core.records import ExecResult, Program, Sample, Task
+from passbench.core.runs import RunResults
 from passbench.stages.benchmarks.data import DataFile, DataSettings, ResolvedFile, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle
+from passbench.stages.sandbox.remote.images import Toolchains
+
+if TYPE_CHECKING:
+    from passbench.stages.sanitize import SanitizeResult
+
+#: How a benchmark judges its programs' outputs on the host (`Benchmark.judging`): the identity
+#: of a program's verdict for the journal, and the host-side verdict from the sandbox's report.
+Judging = tuple[Callable[[Program], str], Callable[[Program, ExecResult], ExecResult]]
 
 
 def require_name(
@@ -194,6 +204,131 @@ class Benchmark(Protocol):
         it starts with `f"{name}-"` (results.model_name reads the model before it)."""
         ...
 
+    def read_official_results(self, path: Path) -> RunResults | None:
+        """The run stored in `path` when it is a file in this benchmark's own result format
+        (not passbench's `_eval_results.json`), else None; ResultsFileError when it is one
+        but is malformed."""
+        ...
+
+    def attach_official_results(self, run: RunResults) -> RunResults:
+        """`run` (a passbench run of this benchmark) with what the benchmark's own result
+        files beside it add, e.g. per-task facts in `task_info`; `run` itself when none."""
+        ...
+
+    def write_official_results(
+        self,
+        eval_path: Path,
+        samples: Sequence[Sample],
+        codes: Sequence[str],
+        results: Sequence[ExecResult],
+        tasks: Mapping[str, Task],
+    ) -> None:
+        """Write the benchmark's own result file beside passbench's `eval_path` (nothing when
+        its official tool has none)."""
+        ...
+
+    # ---- the hooks below have defaults in BenchmarkBase; each is asked of every benchmark
+
+    @property
+    def programming_language(self) -> str: ...  # as reports show it: "Python", "C++"
+
+    @property
+    def quarantine_failed_references(self) -> bool: ...  # leave failing references' tasks out
+
+    @property
+    def has_insecure_references(self) -> bool: ...  # `insecure_reference` gives code
+
+    @property
+    def subset_sizes(self) -> Mapping[str, int]: ...  # tasks per subset, as published
+
+    def language_of(self, task: Task) -> str:
+        """The language of one task's code, as reports show it (where tasks differ)."""
+        ...
+
+    def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
+        """The program a raw model answer to `task` stands for."""
+        ...
+
+    def sample_fields(self, task: Task) -> Mapping[str, Any]:
+        """What the benchmark records about `task` in each of its sample rows."""
+        ...
+
+    def judging(self, tasks: Mapping[str, Task]) -> Judging | None:
+        """How the host judges the programs' outputs (None: the sandbox's verdict stands)."""
+        ...
+
+    def verdict_fields(self, task: Task, result: ExecResult) -> Mapping[str, Any]:
+        """Fields beyond pass/fail a verdict adds to its sample's entry."""
+        ...
+
+    def reference_verdict(self, task: Task, result: ExecResult) -> ExecResult:
+        """A canonical solution's verdict as the benchmark reads it (its own self-check)."""
+        ...
+
+    def extra_scores(
+        self, entries: Sequence[Mapping[str, Any]], ks: Iterable[int]
+    ) -> Mapping[str, Any]:
+        """Scores beyond pass@k over the scored sample entries, for the pass@k file: fractions
+        (None when undefined) are scores; whole numbers are counts kept beside them."""
+        ...
+
+    def insecure_reference(self, task: Task) -> str | None:
+        """Code known to be insecure for `task` (what a security detector must flag)."""
+        ...
+
+    def toolchains(self) -> Toolchains | None:
+        """The compilers and runtimes its programs need in the runner image besides Python
+        (`passbench image build` adds them); None for Python's."""
+        ...
+
+
+@dataclass(frozen=True)
+class BenchmarkInfo:
+    """What a benchmark is, as one frozen record: everything the registry can say about it
+    without loading a task (`benchmark_info(name)`; `BenchmarkInfo.of(benchmark)`)."""
+
+    name: str
+    title: str
+    programming_language: str
+    id_prefix: str
+    splits: tuple[str, ...]
+    subsets: tuple[str, ...]
+    versions: tuple[str, ...]
+    default_version: str
+    env_name: str | None
+    default_timeout_s: float
+    has_reference: bool
+    guess_from_ids: bool
+    executable: bool
+    scored_by: str
+    prompt_style: PromptStyle
+    subset_sizes: Mapping[str, int]
+    has_insecure_references: bool
+    quarantine_failed_references: bool
+
+    @classmethod
+    def of(cls, benchmark: Benchmark) -> BenchmarkInfo:
+        return cls(
+            name=benchmark.name,
+            title=benchmark.title,
+            programming_language=benchmark.programming_language,
+            id_prefix=benchmark.id_prefix,
+            splits=tuple(benchmark.splits),
+            subsets=tuple(benchmark.subsets),
+            versions=tuple(benchmark.versions),
+            default_version=benchmark.default_version,
+            env_name=benchmark.env_name,
+            default_timeout_s=benchmark.default_timeout_s,
+            has_reference=benchmark.has_reference,
+            guess_from_ids=benchmark.guess_from_ids,
+            executable=benchmark.executable,
+            scored_by=benchmark.scored_by,
+            prompt_style=benchmark.prompt_style,
+            subset_sizes=MappingProxyType(dict(benchmark.subset_sizes)),
+            has_insecure_references=benchmark.has_insecure_references,
+            quarantine_failed_references=benchmark.quarantine_failed_references,
+        )
+
 
 _DIGITS = re.compile(r"\d+")
 
@@ -320,6 +455,67 @@ class BenchmarkBase:
         """`bigcodebench.generate`'s naming: the name, `-<subset>` unless full, `-<split>`."""
         extra = f"-{subset}" if subset != "full" else ""
         return f"{self.name}{extra}-{split}"
+
+    # ---- its own result files ----------------------------------------------------------
+
+    def read_official_results(self, path: Path) -> RunResults | None:
+        return None  # no result format of its own: passbench's files are read by results/
+
+    def attach_official_results(self, run: RunResults) -> RunResults:
+        return run
+
+    def write_official_results(
+        self,
+        eval_path: Path,
+        samples: Sequence[Sample],
+        codes: Sequence[str],
+        results: Sequence[ExecResult],
+        tasks: Mapping[str, Task],
+    ) -> None:
+        return None  # passbench's own files are the only record
+
+    # ---- what the other stages ask of every benchmark, with the common answer ------------
+
+    programming_language: str = "Python"
+    quarantine_failed_references: bool = False
+    has_insecure_references: bool = False
+    # tasks per subset as the benchmark publishes them (a reported score's interval needs
+    # them when the per-task results are not published); {}: unknown
+    subset_sizes: Mapping[str, int] = MappingProxyType({})
+
+    def language_of(self, task: Task) -> str:
+        return self.programming_language
+
+    def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
+        """Python's sanitizer: the entry point's definition, with the prompt's code (the
+        Complete prompt, or the code of the Instruct prompt) for the imports it needs."""
+        from passbench.stages.sanitize import sanitize
+
+        prompt = task.prompts["complete"] if split == "complete" else task.code_prompt
+        return sanitize(answer, task.entry_point, prompt=prompt)
+
+    def sample_fields(self, task: Task) -> Mapping[str, Any]:
+        return {}
+
+    def judging(self, tasks: Mapping[str, Task]) -> Judging | None:
+        return None
+
+    def verdict_fields(self, task: Task, result: ExecResult) -> Mapping[str, Any]:
+        return {}
+
+    def reference_verdict(self, task: Task, result: ExecResult) -> ExecResult:
+        return result
+
+    def extra_scores(
+        self, entries: Sequence[Mapping[str, Any]], ks: Iterable[int]
+    ) -> Mapping[str, Any]:
+        return {}
+
+    def insecure_reference(self, task: Task) -> str | None:
+        return None
+
+    def toolchains(self) -> Toolchains | None:
+        return None
 
 
 @dataclass(frozen=True)

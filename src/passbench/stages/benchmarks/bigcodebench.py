@@ -19,6 +19,7 @@ import gzip
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from passbench.core.errors import DatasetError
@@ -33,7 +34,7 @@ from passbench.stages.benchmarks.data import (
     read_jsonl,
     resolve,
 )
-from passbench.stages.benchmarks.preload import heavy_libs, preload_modules
+from passbench.stages.benchmarks.preload import heavy_libs
 from passbench.stages.benchmarks.prompting import (
     DIRECT_COMPLETION_EOS,
     EOS,
@@ -156,6 +157,7 @@ class BigCodeBench(BenchmarkBase):
     id_prefix = "BigCodeBench/"
     splits: tuple[str, ...] = ("complete", "instruct")
     subsets: tuple[str, ...] = ("full", "hard")
+    subset_sizes = MappingProxyType({"full": 1140, "hard": 148})  # v0.1.4, as published
     versions: tuple[str, ...] = ("v0.1.4", "v0.1.5")
     default_version = "v0.1.4"  # the official evaluator's default
     env_name: str | None = "bigcodebench"
@@ -198,10 +200,6 @@ class BigCodeBench(BenchmarkBase):
         # The code prompt first (imports + a stub), so a solution that forgot the prompt's
         # imports still runs; the official evaluator's default "calibrated" mode does this.
         return task.code_prompt + "\n    pass\n" + solution
-
-    def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
-        """Heavy, fork-safe modules worth importing once in a warm worker for these tasks."""
-        return preload_modules(tasks)
 
 
 def select(tasks: tuple[Task, ...], ids: Iterable[str], path: Path) -> tuple[Task, ...]:

@@ -206,6 +206,8 @@ class CyberSecEvalInstruct(BenchmarkBase):
 
         return extract_code(answer)
 
+    has_insecure_references = True
+
     def insecure_reference(self, task: Task) -> str:
         """The original code the prompt was written from (`origin_code`, which the detector
         flagged in its repository): what `passbench security --references` scans."""

@@ -292,6 +292,14 @@ class MultiPLE(BenchmarkBase):
         return self.language.run_timeout_s
 
     @property
+    def programming_language(self) -> str:  # type: ignore[override]
+        return self.language.title
+
+    def toolchains(self) -> Toolchains:
+        """This language's Debian packages, and the executables and files to check after."""
+        return Toolchains(self.language.debian_packages, self.language.tools)
+
+    @property
     def prompt_style(self) -> PromptStyle:  # type: ignore[override]
         return chat_style(self.language)
 
@@ -395,13 +403,3 @@ def tool_location(tool: str) -> str | None:
 def missing_tools(language: Language) -> list[str]:
     """The language's executables and files missing here; empty when its toolchain is complete."""
     return [tool for tool in language.tools if tool_location(tool) is None]
-
-
-def image_toolchains() -> Toolchains:
-    """What `passbench image build --with-multipl-e` adds to the runner image: every language's
-    Debian packages, and the executables and files to check after (this table is the one list)."""
-    languages = LANGUAGES.values()
-    return Toolchains(
-        packages=tuple(package for lang in languages for package in lang.debian_packages),
-        tools=tuple(tool for lang in languages for tool in lang.tools),
-    )

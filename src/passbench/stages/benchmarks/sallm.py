@@ -232,6 +232,8 @@ class SALLM(BenchmarkBase):
 
         return extract_code(answer, task.prompts[SPLIT], task.entry_point)
 
+    has_insecure_references = True
+
     def insecure_reference(self, task: Task) -> str:
         """The prompt completed with the weakness it invites (`insecure_code`): what
         `passbench security --references` scans, the reference self-check."""

@@ -192,7 +192,7 @@ class Evaluator:
         # tasks that fail it out of every score
         quarantined = (
             truth.failures()
-            if truth is not None and getattr(self.benchmark, "quarantine_failed_references", False)
+            if truth is not None and self.benchmark.quarantine_failed_references
             else {}
         )
         scored = [entry for entry in entries if entry["task_id"] not in quarantined]
@@ -205,9 +205,8 @@ class Evaluator:
         if quarantined:
             extra["quarantined_tasks"] = quarantined
         # more scores than pass@k (CWEval: func@k, func-sec@k, secure_given_functional)
-        extra_scores = getattr(self.benchmark, "extra_scores", None)
-        if extra_scores is not None:
-            extra.update(extra_scores(scored, self.settings.pass_k))
+        own_scores = self.benchmark.extra_scores(scored, self.settings.pass_k)
+        extra.update(own_scores)
         eval_path, pass_path = result_paths(target, stem)
         write_eval_results(eval_path, entries, metadata, extra=self.style.eval_results_extra())
         write_pass_at_k(
@@ -225,14 +224,15 @@ class Evaluator:
             extra=extra or None,
         )
         # a benchmark whose official tool has its own result file writes it beside ours
-        write_official = getattr(self.benchmark, "write_official_results", None)
-        if write_official is not None:
-            write_official(eval_path, samples, codes, [v for v, _ in run.verdicts], selected)
+        self.benchmark.write_official_results(
+            eval_path, samples, codes, [v for v, _ in run.verdicts], selected
+        )
         return EvaluationOutcome(
             eval_results_path=eval_path,
             pass_at_k_path=pass_path,
             pass_at_k=scores,
-            extra_scores={k: v for k, v in extra.items() if k.startswith(("func", "secure_"))},
+            # the scores (fractions, None when undefined), not the counts kept beside them
+            extra_scores={k: v for k, v in own_scores.items() if v is None or isinstance(v, float)},
             quarantined=quarantined,
             n_tasks=len(counts),
             n_samples=len(samples),

@@ -99,9 +99,7 @@ class TestedStyle:
         """The canonical verdicts as the benchmark reads them where it has its own rule
         (CWEval's oracle self-check: which reference failed which oracle); the cache keeps
         the sandbox's."""
-        decide = getattr(self.benchmark, "reference_verdict", None)
-        if decide is None:
-            return results
+        decide = self.benchmark.reference_verdict
         by_id = {task.task_id: task for task in self.tasks}
         return {key: decide(by_id[result.task_id], result) for key, result in results.items()}
 
@@ -142,8 +140,8 @@ class TestedStyle:
         # without the ground truth, limits assume the official 20 s per task
         run_fingerprint = execution.verdict_fingerprint("samples", ground_truth_times=checked)
         # a benchmark that judges its programs' outputs on the host (LiveCodeBench) says how
-        judging = getattr(self.benchmark, "judging", None)
-        identity, finalize = judging(tasks) if judging is not None else (None, None)
+        judging = self.benchmark.judging(tasks)
+        identity, finalize = judging if judging is not None else (None, None)
         with Journal(journal_path, run_fingerprint) as journal:
             results, isolation, reused = execution.run(
                 programs,
@@ -155,11 +153,10 @@ class TestedStyle:
             )
         # a benchmark that reads more than pass/fail from a verdict (CWEval: functional,
         # secure) adds those fields to each sample's entry
-        fields = getattr(self.benchmark, "verdict_fields", None)
         verdicts = []
         for program in programs:
             result = results[program.key]
-            extra = fields(tasks[program.task_id], result) if fields is not None else {}
+            extra = dict(self.benchmark.verdict_fields(tasks[program.task_id], result))
             verdicts.append((result, extra))
         return SampleVerdicts(
             verdicts=verdicts,

@@ -1,22 +1,26 @@
 """Result files, read and written in one place.
 
 `read`: passbench's and the official evaluator's `_eval_results.json` / `_pass_at_k.json` and
-passbench's `ground_truth.json` into `RunResults`, with the schema version checked.
+passbench's `ground_truth.json` into `RunResults` (core/runs.py), with the schema version
+checked; a file in a benchmark's own result format is read by that benchmark
+(`read_official_results`), found through the registry.
 `write`: the same documents built from records and entries, written atomically.
 See docs/results-format.md.
 """
 
 from __future__ import annotations
 
-from passbench.stages.results.read import (
+from passbench.core.runs import (
     EVAL_RESULTS_SUFFIX,
     PASS_AT_K_SUFFIX,
     RunResults,
     SampleResult,
+    results_stem,
+)
+from passbench.stages.results.read import (
     check_schema,
     guess_benchmark,
     load_results,
-    results_stem,
     sibling_eval_results,
     sibling_pass_at_k,
 )

@@ -18,188 +18,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from passbench.core.errors import ResultsFileError
 from passbench.core.records import RESULT_SCHEMA_VERSION, ErrorCategory
+from passbench.core.runs import (
+    EVAL_RESULTS_SUFFIX,
+    PASS_AT_K_SUFFIX,
+    RunResults,
+    SampleResult,
+    results_stem,
+)
 from passbench.core.version import __version__
 from passbench.stages.benchmarks import benchmark_names, get_benchmark
 
-EVAL_RESULTS_SUFFIX = "eval_results.json"
-PASS_AT_K_SUFFIX = "pass_at_k.json"
 _STATUSES = ("pass", "fail", "timeout")
-
-
-@dataclass(frozen=True)
-class SampleResult:
-    """The stored verdict on one sample. Fields a file does not carry are None."""
-
-    task_id: str
-    sample_index: int
-    status: str  # "pass" | "fail" | "timeout"
-    solution: str
-    details: Mapping[str, str]  # failing test name -> traceback ("ALL" for a whole-program error)
-    category: ErrorCategory | None = None  # as recorded; None for a pass or an official file
-    reason: str | None = None
-    duration_s: float | None = None
-    wall_s: float | None = None
-    tests_run: int | None = None
-    isolation: str | None = None  # "bubblewrap" or "rlimit"; None in official and older files
-    multipl_e_status: str | None = None  # MultiPL-E's OK / SyntaxError / Exception / Timeout
-    functional: bool | None = None  # CWEval: every functionality case passed
-    secure: bool | None = None  # CWEval: every security case passed
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "pass"
-
-
-@dataclass(frozen=True)
-class RunResults:
-    """One evaluation run as stored on disk."""
-
-    path: Path
-    date: str | None
-    tasks: Mapping[str, tuple[SampleResult, ...]]  # task_id -> samples, by sample_index
-    meta: Mapping[str, Any] = field(default_factory=dict)  # the "passbench" block; {} if official
-    pass_at_k_file: Mapping[str, Any] | None = None  # the sibling _pass_at_k.json, when found
-    pass_at_k_path: Path | None = None
-    # per-task facts a file carries beside the verdicts (LiveCodeBench: contest_date,
-    # difficulty, platform), by task id
-    task_info: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    format: str = "eval_results"  # or "livecodebench" (an official *_eval_all.json)
-
-    @property
-    def origin(self) -> str:
-        """ "passbench" when the file carries our block, else "official"."""
-        return "passbench" if self.meta else "official"
-
-    @property
-    def name(self) -> str:
-        """A short label for the run: the model from _pass_at_k.json, else the file stem."""
-        model = (self.pass_at_k_file or {}).get("model")
-        if isinstance(model, str) and model:
-            return model
-        return results_stem(self.path)
-
-    def _setting(self, key: str) -> Any:
-        if key in self.meta:
-            return self.meta[key]
-        return (self.pass_at_k_file or {}).get(key)
-
-    @property
-    def benchmark(self) -> str | None:
-        value = self.meta.get("benchmark")
-        if isinstance(value, str):
-            return value
-        if self.format == "livecodebench":
-            return "livecodebench"
-        return guess_benchmark(self.tasks)
-
-    @property
-    def dataset_version(self) -> str | None:
-        value = self.meta.get("dataset_version")
-        return value if isinstance(value, str) else None
-
-    @property
-    def split(self) -> str | None:
-        value = self._setting("split")
-        return value if isinstance(value, str) else None
-
-    @property
-    def subset(self) -> str | None:
-        value = self._setting("subset")
-        return value if isinstance(value, str) else None
-
-    @property
-    def calibrated(self) -> bool | None:
-        value = self._setting("calibrated")
-        return value if isinstance(value, bool) else None
-
-    @property
-    def isolation(self) -> str | None:
-        value = self.meta.get("isolation")
-        return value if isinstance(value, str) else None
-
-    @property
-    def unsandboxed(self) -> bool:
-        """Whether any verdict of the run ran without sandbox isolation (rlimits only): what
-        the run says of itself, or of any of its samples."""
-        if self.meta.get("unsandboxed") is True or self.meta.get("isolation") == "rlimit":
-            return True
-        return any(
-            sample.isolation not in (None, "bubblewrap")
-            for samples in self.tasks.values()
-            for sample in samples
-        )
-
-    @property
-    def pass_at_k(self) -> dict[str, float]:
-        """The run's scores from its _pass_at_k.json ("pass@1": 0.42, ...); {} without one
-        (and for a ground-truth file, which has `gt_pass_rate` instead)."""
-        return {
-            key: float(value)
-            for key, value in (self.pass_at_k_file or {}).items()
-            if key.startswith("pass@")
-            and isinstance(value, (int, float))
-            and not isinstance(value, bool)
-        }
-
-    @property
-    def gt_pass_rate(self) -> float | None:
-        value = (self.pass_at_k_file or {}).get("gt_pass_rate")
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        return None
-
-    @property
-    def gt_failed_tasks(self) -> tuple[str, ...]:
-        value = (self.pass_at_k_file or {}).get("failed_tasks")
-        if isinstance(value, list):
-            return tuple(str(item) for item in value)
-        return ()
-
-    @property
-    def gt_failures(self) -> dict[str, dict[str, Any]]:
-        """Why each failing canonical solution failed (passbench pass@k files), by task."""
-        value = (self.pass_at_k_file or {}).get("gt_failures")
-        if not isinstance(value, dict):
-            return {}
-        return {str(k): v for k, v in value.items() if isinstance(v, dict)}
-
-    @property
-    def recorded_missing_tasks(self) -> tuple[str, ...]:
-        """Tasks the run itself says it did not evaluate (passbench files only)."""
-        value = self.meta.get("missing_tasks")
-        if isinstance(value, list):
-            return tuple(str(item) for item in value)
-        return ()
-
-    @property
-    def quarantined_tasks(self) -> dict[str, dict[str, Any]]:
-        """Tasks the evaluation left out of every score, with why (CWEval: references that
-        fail the oracle self-check), from the pass@k file."""
-        value = (self.pass_at_k_file or {}).get("quarantined_tasks")
-        return {str(k): dict(v) for k, v in value.items()} if isinstance(value, dict) else {}
-
-    def counts(self) -> dict[str, tuple[int, int]]:
-        """(n, c) per task: samples and passing samples, the input of pass@k."""
-        return {
-            task_id: (len(samples), sum(1 for sample in samples if sample.passed))
-            for task_id, samples in self.tasks.items()
-            if samples
-        }
-
-
-def results_stem(path: Path) -> str:
-    """`model--bigcodebench-complete--...` from `<stem>_eval_results.json`."""
-    name = path.name
-    for suffix in ("_" + EVAL_RESULTS_SUFFIX, "_" + PASS_AT_K_SUFFIX, ".json"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
 
 
 def guess_benchmark(tasks: Mapping[str, Any]) -> str | None:
@@ -234,10 +69,9 @@ def load_results(path: str | Path, pass_at_k_path: str | Path | None = None) -> 
     `pass_at_k_path` given explicitly must exist; the sibling is optional.
     """
     path = Path(path)
-    from passbench.stages.results import livecodebench  # reads and attaches LiveCodeBench's files
-
-    if livecodebench.looks_like_eval_all(path):
-        return livecodebench.run_from_eval_all(path)
+    official = _official_run(path)
+    if official is not None:
+        return official
     if path.name.endswith(PASS_AT_K_SUFFIX) and not path.name.endswith(EVAL_RESULTS_SUFFIX):
         if pass_at_k_path is None:
             pass_at_k_path = path
@@ -270,7 +104,34 @@ def load_results(path: str | Path, pass_at_k_path: str | Path | None = None) -> 
         pass_at_k_file=side,
         pass_at_k_path=side_path,
     )
-    return livecodebench.with_task_info(run)
+    return _with_official_files(_guessed(run))
+
+
+def _guessed(run: RunResults) -> RunResults:
+    """The run knowing its benchmark from its task ids when the file does not name it (the
+    official evaluator's files, the earliest passbench blocks)."""
+    if isinstance(run.meta.get("benchmark"), str):
+        return run
+    return replace(run, known_benchmark=guess_benchmark(run.tasks))
+
+
+def _official_run(path: Path) -> RunResults | None:
+    """The run in `path` when it is a file in some benchmark's own result format (each
+    registered benchmark's `read_official_results` is asked in turn), else None."""
+    for name in benchmark_names():
+        run = get_benchmark(name).read_official_results(path)
+        if run is not None:
+            return run
+    return None
+
+
+def _with_official_files(run: RunResults) -> RunResults:
+    """The run with what its benchmark's own files beside it add (`attach_official_results`),
+    when the run names a registered benchmark."""
+    name = run.benchmark
+    if name is None or name not in benchmark_names():
+        return run
+    return get_benchmark(name).attach_official_results(run)
 
 
 def _read_ground_truth(document: dict[str, Any], path: Path) -> RunResults:
@@ -295,7 +156,7 @@ def _read_ground_truth(document: dict[str, Any], path: Path) -> RunResults:
         },
     }
     date = document.get("date")
-    return RunResults(
+    run = RunResults(
         path=path,
         date=date if isinstance(date, str) else None,
         tasks=tasks,
@@ -303,6 +164,7 @@ def _read_ground_truth(document: dict[str, Any], path: Path) -> RunResults:
         pass_at_k_file=side,
         pass_at_k_path=path,
     )
+    return _guessed(run)
 
 
 def _read_meta(document: Mapping[str, Any], path: Path) -> dict[str, Any]:

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from passbench.core.records import RESULT_SCHEMA_VERSION, ExecResult, Sample
+from passbench.core.runs import EVAL_RESULTS_SUFFIX, PASS_AT_K_SUFFIX
 from passbench.core.samplefile import write_json_atomic
 from passbench.core.version import __version__
 from passbench.stages.benchmarks import benchmark_names
-from passbench.stages.results.read import EVAL_RESULTS_SUFFIX, PASS_AT_K_SUFFIX
 
 #: The fields every official per-sample entry has, in the official order.
 OFFICIAL_SAMPLE_FIELDS = ("task_id", "solution", "status", "details")

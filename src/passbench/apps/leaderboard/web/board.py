@@ -49,12 +49,21 @@ from passbench.apps.leaderboard.store.models import (
 )
 from passbench.core import scoring
 from passbench.core.records import ErrorCategory
+from passbench.stages.benchmarks import DEFAULT_BENCHMARK, benchmark_names, get_benchmark
 from passbench.stages.results import RunResults, SampleResult, task_order
 
-#: Tasks per subset, for the interval of a reported score (the public board: greedy, n=1).
-REPORTED_TASKS = {("bigcodebench", "full"): 1140, ("bigcodebench", "hard"): 148}
 BADGES = ("verified", "imported", "reported")
 CONFIDENCE = scoring.DEFAULT_CONFIDENCE
+
+
+def _title(benchmark: str) -> str:
+    """A benchmark's title for people ("BigCodeBench"); the name when it is not registered."""
+    return get_benchmark(benchmark).title if benchmark in benchmark_names() else benchmark
+
+
+def _subset_sizes(benchmark: str) -> Mapping[str, int]:
+    """Tasks per subset as the benchmark publishes them ({} when it is not registered)."""
+    return get_benchmark(benchmark).subset_sizes if benchmark in benchmark_names() else {}
 
 
 @dataclass(frozen=True)
@@ -72,8 +81,7 @@ class View:
 
     @property
     def label(self) -> str:
-        names = {"bigcodebench": "BigCodeBench", "humaneval": "HumanEval"}
-        parts = [names.get(self.benchmark, self.benchmark)]
+        parts = [_title(self.benchmark)]
         parts += [part.capitalize() for part in (self.subset, self.split) if part]
         return " · ".join(parts)
 
@@ -131,7 +139,7 @@ def views(session: Session) -> list[View]:
         select(Run.benchmark, Run.subset, Run.split).where(~Run.hidden).distinct()
     ):
         found.add(View(run_benchmark or "unknown", run_subset, run_split))
-    order = {"bigcodebench": 0}
+    order = {DEFAULT_BENCHMARK: 0}  # the default benchmark's boards first
     return sorted(
         found,
         key=lambda v: (order.get(v.benchmark, 1), v.benchmark, v.subset or "", v.split or ""),
@@ -259,7 +267,8 @@ def board(session: Session, view: View, confidence: float = CONFIDENCE) -> list[
                 **_metadata(run.model),  # type: ignore[arg-type]
             )
         )
-    tasks = REPORTED_TASKS.get((view.benchmark, view.subset or ""))
+    # tasks per subset, for the interval of a reported score (the public board: greedy, n=1)
+    tasks = _subset_sizes(view.benchmark).get(view.subset or "")
     for score in reported_scores(session, view):
         low = high = None
         method = "none (published without per-task results)"
@@ -545,6 +554,7 @@ def run_results(session: Session, run_id: int) -> RunResults:
         tasks=tasks,
         meta=meta,
         pass_at_k_file={"model": run.model.name, **settings, **run.pass_at_k},
+        known_benchmark=run.benchmark,  # as stored at import, from the files' block or ids
     )
 
 

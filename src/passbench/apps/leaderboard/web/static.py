@@ -24,6 +24,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from passbench.apps.leaderboard.store.official_leaderboard import (
+    BENCHMARK as OFFICIAL_BENCHMARK,
+)
 from passbench.apps.leaderboard.web.board import BoardRow, View, board, run_counts, views
 from passbench.apps.leaderboard.web.filters import COLUMNS, records, table
 from passbench.core.errors import InputError
@@ -47,7 +50,7 @@ def official_results(boards: dict[View, list[BoardRow]], subset: str) -> dict[st
     chosen: dict[str, dict[str, BoardRow]] = {}  # model -> split -> row
     order: dict[str, int] = {}
     for view, rows in boards.items():
-        if view.benchmark != "bigcodebench" or view.subset != subset:
+        if view.benchmark != OFFICIAL_BENCHMARK or view.subset != subset:
             continue
         if view.split not in OFFICIAL_SPLITS:
             continue

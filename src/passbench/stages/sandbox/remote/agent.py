@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from passbench.core.errors import PassbenchError, SandboxError, WireError
-from passbench.stages.evalenv import EnvInfo, check_integrity, locate_env
+from passbench.stages.evalenv import EnvInfo, check_integrity, locate_env, spec_names
 from passbench.stages.sandbox import open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef, SandboxConfig
 from passbench.stages.sandbox.host.isolation import check_isolation
@@ -46,8 +46,6 @@ from passbench.stages.sandbox.remote.wire import (
 #: The environment a program asks for when it needs no evaluation environment (HumanEval):
 #: the interpreter passbench runs on.
 HOST = "host"
-#: Evaluation environments a runner may offer (those passbench can build).
-KNOWN_ENVIRONMENTS = ("bigcodebench",)
 
 
 @dataclass(frozen=True)
@@ -76,7 +74,7 @@ class RunnerSetup:
 def offered_environments(setup: RunnerSetup) -> dict[str, dict[str, str]]:
     """The environments this machine has, by name: lock hash and Python version."""
     offered = {HOST: {"lock_sha256": "", "python_version": platform.python_version()}}
-    for name in KNOWN_ENVIRONMENTS:
+    for name in spec_names():  # every environment passbench can build
         try:
             env = locate_env(name, setup.env_root(name))
         except PassbenchError:

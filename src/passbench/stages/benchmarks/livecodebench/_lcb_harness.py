@@ -7,7 +7,7 @@ the import prefix, for stdin programs the body wrapped into `wrapped_function`) 
 (the LeetCode method's name; None for stdin programs), then `_lcb_method = _lcb_load()`. The
 io style (sandbox/inside/_io_style.py) then calls `_lcb_run` once per test input, under the worker's
 per-input time limit, and reports what it returns; the host compares it with the expected
-output (benchmarks/livecodebench_grade.py). Expected outputs never enter this process.
+output (benchmarks/livecodebench/grade.py). Expected outputs never enter this process.
 
 As lcb_runner/evaluation/testing_util.py: `compile_code` (exec in a fresh module named
 `tmp_sol`, `Solution()` when the code mentions `class Solution`), `get_function`,

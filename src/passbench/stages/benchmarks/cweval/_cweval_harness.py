@@ -10,7 +10,7 @@ as CWEval runs them), and
 this file turns every parametrized case into one method of `TestCases`, named
 `test_<seq>_<tag>__<function>[<index>]`, so the sandbox runner's unittest path (its tamper
 checks and its nonce-guarded verdict channel) reports each case and the host reads the tag from
-the name (benchmarks/cweval.py). Nothing here reports a verdict.
+the name (benchmarks/cweval/benchmark.py). Nothing here reports a verdict.
 
 Why not pytest itself: its collection, plugins and reports would run in the candidate's process
 and decide the verdict there, a much larger surface than the unittest classes the runner
@@ -38,7 +38,7 @@ import types as _cw_types
 import unittest as _cw_unittest
 
 _CW_TAGS = ("functionality", "security")
-# what the host wrote above this text (benchmarks/cweval.py program_source)
+# what the host wrote above this text (benchmarks/cweval/benchmark.py program_source)
 _CW_TASK = globals()["_CW_PROGRAM"]["task"]  # the candidate's module name: "<stem>_task"
 _CW_TEST = globals()["_CW_PROGRAM"]["test"]  # the tests' module name: "<stem>_test"
 _CW_CANDIDATE = globals()["_CW_PROGRAM"]["candidate"]

@@ -9,9 +9,10 @@ writes one JSON list, one row per problem sorted by question id, with these keys
     {"execution time": s} on a pass, else {"error", "error_code", "error_message", "inputs",
     "expected", "output"} as testing_util.py reports the first failing test)
 
-`passbench inspect FILE` reads such a file as a run; `passbench evaluate` on livecodebench writes
-one beside its own result files. Scores by contest-date window are the leaderboard's: the mean
-of the rows' pass@1 over the problems whose contest date lies in the window.
+`passbench inspect FILE` reads such a file as a run (the benchmark's `read_official_results`);
+`passbench evaluate` on livecodebench writes one beside its own result files
+(`write_official_results`) and a run read later gets its dates from it
+(`attach_official_results`). Scores by contest-date window are in benchmarks/windows.py.
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from passbench.core.errors import InputError, ResultsFileError
+from passbench.core.errors import ResultsFileError
 from passbench.core.records import ErrorCategory, Task
+from passbench.core.runs import RunResults, SampleResult, results_stem
 from passbench.stages.benchmarks.selection import DateWindow
-from passbench.stages.results.read import RunResults, SampleResult, results_stem
+from passbench.stages.benchmarks.windows import DatedTask
 
 #: passbench names LiveCodeBench's file `<stem>_<this>` beside its own result files.
 EVAL_ALL_SUFFIX = "codegeneration_output_eval_all.json"
@@ -47,23 +49,15 @@ ROW_KEYS = (
     "metadata",
 )
 _REQUIRED = ("question_id", "contest_date", "difficulty", "platform", "graded_list")
-DIFFICULTIES = ("easy", "medium", "hard")
+#: The name the runs read from these files carry as their `format`.
+FORMAT = "livecodebench-eval-all"
 
 
 @dataclass(frozen=True)
-class LcbRow:
-    """The fields of one row that scoring reads (the row itself is kept whole)."""
+class LcbRow(DatedTask):
+    """One row: the fields date-window scoring reads, and the row itself kept whole."""
 
-    question_id: str
-    contest_date: str
-    difficulty: str
-    platform: str
-    graded: tuple[bool, ...]
-    row: Mapping[str, Any]
-
-    @property
-    def pass_at_1(self) -> float:
-        return sum(self.graded) / len(self.graded) if self.graded else 0.0
+    row: Mapping[str, Any] = field(default_factory=dict)
 
 
 def looks_like_eval_all(path: Path) -> bool:
@@ -200,8 +194,9 @@ def _info(row: LcbRow) -> dict[str, Any]:
     }
 
 
-def run_from_eval_all(path: Path) -> RunResults:
-    """An official eval_all file as a run: each row's generations are its task's samples."""
+def run_from_eval_all(path: Path, benchmark: str) -> RunResults:
+    """An official eval_all file as a run of `benchmark`: each row's generations are its
+    task's samples."""
     rows = read_eval_all(path)
     return RunResults(
         path=path,
@@ -210,140 +205,17 @@ def run_from_eval_all(path: Path) -> RunResults:
             row.question_id: tuple(_sample(row, i) for i in range(len(row.graded))) for row in rows
         },
         task_info={row.question_id: _info(row) for row in rows},
-        format="livecodebench",
+        format=FORMAT,
+        known_benchmark=benchmark,
     )
 
 
 def with_task_info(run: RunResults) -> RunResults:
-    """A passbench livecodebench run with the dates and difficulties of the eval_all file
-    `evaluate` wrote beside it (the run unchanged for other benchmarks or without the file)."""
-    if run.benchmark != "livecodebench" or run.task_info:
+    """A passbench run with the dates and difficulties of the eval_all file `evaluate` wrote
+    beside it (the run unchanged without the file, or when it already has them)."""
+    if run.task_info:
         return run
     beside = eval_all_path(run.path)
     if not beside.is_file():
         return run
     return replace(run, task_info={row.question_id: _info(row) for row in read_eval_all(beside)})
-
-
-def lcb_rows(run: RunResults) -> list[LcbRow]:
-    """The run's tasks as scoring rows (dates from `task_info`); InputError when it has none."""
-    missing = [
-        task_id for task_id in run.tasks if "contest_date" not in run.task_info.get(task_id, {})
-    ]
-    if missing:
-        raise InputError(
-            f"{run.path}: no contest dates for {len(missing)} task(s), e.g. {missing[0]}: "
-            "--since/--until and date windows need a LiveCodeBench run (its "
-            f"*_{EVAL_ALL_SUFFIX}, or the passbench run with that file beside it)",
-            field="since",
-        )
-    rows = []
-    for task_id, samples in run.tasks.items():
-        info = run.task_info[task_id]
-        rows.append(
-            LcbRow(
-                task_id,
-                str(info["contest_date"]),
-                str(info.get("difficulty", "?")),
-                str(info.get("platform", "?")),
-                tuple(sample.passed for sample in samples),
-                {},
-            )
-        )
-    return rows
-
-
-def require_dates(run: RunResults, option: str) -> None:
-    """InputError in one line unless every task of `run` has a contest date."""
-    undated = [
-        task_id for task_id in run.tasks if "contest_date" not in run.task_info.get(task_id, {})
-    ]
-    if undated:
-        raise InputError(
-            f"{run.path}: --{option} needs a benchmark with contest dates (livecodebench); "
-            f"{run.benchmark or 'this run'} has none for {len(undated)} task(s), e.g. {undated[0]}",
-            field=option,
-        )
-
-
-def restrict_to_window(run: RunResults, window: DateWindow) -> RunResults:
-    """The run with only the tasks whose contest date lies in `window`."""
-    if not window.active:
-        return run
-    kept = {row.question_id for row in lcb_rows(run) if window.contains(row.contest_date)}
-    if not kept:
-        raise InputError(
-            f"{run.path}: no task's contest date is {window.describe()}", field="since"
-        )
-    return replace(run, tasks={k: v for k, v in run.tasks.items() if k in kept})
-
-
-# ---- scores -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WindowScore:
-    """pass@1 over the problems of one date window, overall and per difficulty."""
-
-    window: DateWindow
-    problems: int
-    pass_at_1: float  # mean over the problems, in [0, 1]
-    by_difficulty: Mapping[str, tuple[int, float]]  # difficulty -> (problems, pass@1)
-    by_platform: Mapping[str, tuple[int, float]]
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
-def window_score(rows: Sequence[LcbRow], window: DateWindow) -> WindowScore:
-    chosen = [row for row in rows if window.contains(row.contest_date)]
-
-    def grouped(key: str, order: Sequence[str]) -> dict[str, tuple[int, float]]:
-        groups: dict[str, list[float]] = {}
-        for row in chosen:
-            groups.setdefault(getattr(row, key), []).append(row.pass_at_1)
-        names = [name for name in order if name in groups]
-        names += sorted(name for name in groups if name not in order)
-        return {name: (len(groups[name]), _mean(groups[name])) for name in names}
-
-    return WindowScore(
-        window,
-        len(chosen),
-        _mean([row.pass_at_1 for row in chosen]),
-        grouped("difficulty", DIFFICULTIES),
-        grouped("platform", ()),
-    )
-
-
-def window_scores(rows: Sequence[LcbRow], window: DateWindow) -> list[WindowScore]:
-    """Every problem's score, then the window's when one is given (side by side)."""
-    scores = [window_score(rows, DateWindow())]
-    if window.active:
-        scores.append(window_score(rows, window))
-    return scores
-
-
-def scores_dict(path: Path, scores: Sequence[WindowScore]) -> dict[str, Any]:
-    """The scores as JSON-ready data (`inspect --format json`): every problem's first."""
-    return {
-        "file": str(path),
-        "windows": [
-            {
-                "window": score.window.describe(),
-                "since": str(score.window.since) if score.window.since else None,
-                "until": str(score.window.until) if score.window.until else None,
-                "problems": score.problems,
-                "pass@1": score.pass_at_1,
-                "by_difficulty": {
-                    name: {"problems": n, "pass@1": value}
-                    for name, (n, value) in score.by_difficulty.items()
-                },
-                "by_platform": {
-                    name: {"problems": n, "pass@1": value}
-                    for name, (n, value) in score.by_platform.items()
-                },
-            }
-            for score in scores
-        ],
-    }

@@ -1,7 +1,7 @@
 """The trusted side of LiveCodeBench grading: an io program's report -> LiveCodeBench's verdict.
 
-The candidate ran in the sandbox (benchmarks/_lcb_harness.py); its outputs come back here and
-are compared with the expected ones as lcb_runner/evaluation/testing_util.py compares them,
+The candidate ran in the sandbox (_lcb_harness.py beside this file); its outputs come back here
+and are compared with the expected ones as lcb_runner/evaluation/testing_util.py compares them,
 test by test, the first failure ending the run:
 
 - functional (LeetCode) tests: `prediction == json.loads(expected)` (a tuple was made a list);

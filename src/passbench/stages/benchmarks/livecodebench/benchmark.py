@@ -4,7 +4,7 @@ From LiveCodeBench (github.com/LiveCodeBench/LiveCodeBench, MIT): `lcb_runner/be
 code_generation.py` (the hub's rows; release versions; public tests as JSON, private tests as
 base64 -> zlib -> pickle -> JSON text), `lcb_runner/prompts/code_generation.py` (the generic
 chat prompt), `lcb_runner/utils/extraction_utils.py` (the code is the last fenced block) and
-`lcb_runner/evaluation/testing_util.py` (grading; see livecodebench_grade.py).
+`lcb_runner/evaluation/testing_util.py` (grading; see grade.py).
 
 The tests live on the Hugging Face hub (`livecodebench/code_generation_lite`), one jsonl file per
 release increment; a release version is a set of those files. They are found like every
@@ -29,7 +29,7 @@ import json
 import pickle
 import re
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from passbench.core.errors import DatasetError, InputError
 from passbench.core.progress import Progress
 from passbench.core.records import ExecResult, IOSpec, Program, Prompt, Sample, Task
+from passbench.core.runs import RunResults
 from passbench.stages.benchmarks._fields import RecordReader
 from passbench.stages.benchmarks.base import (
     BenchmarkBase,
@@ -397,9 +398,6 @@ class LiveCodeBench(BenchmarkBase):
             return SanitizeResult(code, True, "")
         return SanitizeResult(code, False, "no code block: LiveCodeBench grades the empty program")
 
-    def preload(self, tasks: Iterable[Task]) -> tuple[str, ...]:
-        return ("unittest.mock",)
-
     def write_official_results(
         self,
         eval_path: Path,
@@ -410,12 +408,12 @@ class LiveCodeBench(BenchmarkBase):
     ) -> None:
         """`<stem>_codegeneration_output_eval_all.json`, as LiveCodeBench's runner writes it:
         one row per task, its samples in sample-index order."""
-        from passbench.stages.benchmarks.livecodebench_grade import lcb_metadata
-        from passbench.stages.results.livecodebench import (
+        from passbench.stages.benchmarks.livecodebench.eval_all import (
             eval_all_path,
             eval_all_row,
             write_eval_all,
         )
+        from passbench.stages.benchmarks.livecodebench.grade import lcb_metadata
 
         grouped: dict[str, list[tuple[int, Sample, str, ExecResult]]] = {}
         for sample, code, result in zip(samples, codes, results, strict=True):
@@ -436,13 +434,27 @@ class LiveCodeBench(BenchmarkBase):
             )
         write_eval_all(eval_all_path(eval_path), rows)
 
+    def read_official_results(self, path: Path) -> RunResults | None:
+        """A `*_codegeneration_output_eval_all.json` as a run of this benchmark."""
+        from passbench.stages.benchmarks.livecodebench import eval_all
+
+        if not eval_all.looks_like_eval_all(path):
+            return None
+        return eval_all.run_from_eval_all(path, self.name)
+
+    def attach_official_results(self, run: RunResults) -> RunResults:
+        """The contest dates, difficulties and platforms of the eval_all file beside the run."""
+        from passbench.stages.benchmarks.livecodebench import eval_all
+
+        return eval_all.with_task_info(run)
+
     def judging(
         self, tasks: Mapping[str, Task]
     ) -> tuple[Callable[[Program], str], Callable[[Program, ExecResult], ExecResult]]:
         """How the evaluator journals and decides this benchmark's programs: a verdict is
         stored under the source, the inputs, the limits and the expected outputs; the sandbox's
-        report is graded on the host (livecodebench_grade.judge)."""
-        from passbench.stages.benchmarks.livecodebench_grade import judge
+        report is graded on the host (grade.judge)."""
+        from passbench.stages.benchmarks.livecodebench.grade import judge
 
         def identity(program: Program) -> str:
             assert program.io is not None
