@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -301,10 +301,11 @@ class BenchmarkInfo:
     guess_from_ids: bool
     executable: bool
     scored_by: str
-    prompt_style: PromptStyle
     subset_sizes: Mapping[str, int]
     has_insecure_references: bool
     quarantine_failed_references: bool
+    # functions (closures, per instance for MultiPL-E's languages): not part of equality
+    prompt_style: PromptStyle = field(compare=False)
 
     @classmethod
     def of(cls, benchmark: Benchmark) -> BenchmarkInfo:
