@@ -29,7 +29,12 @@ _SHARED = "benchmark modules sharing code or data among themselves (EvalPlus; Mu
 ALLOWED: dict[tuple[str, str], str] = {
     ("stages/evalenv/specs.py", "bigcodebench"): _ENV,
     ("stages/evalenv/specs.py", "cweval"): _ENV,
-    ("stages/sandbox/images.py", "bigcodebench"): _ENV,
+    ("stages/sandbox/remote/images.py", "bigcodebench"): _ENV,
+    # the official evaluator's reliability guard, named after the tool it reproduces
+    ("stages/sandbox/inside/_guards.py", "bigcodebench"): "the official guard's name",
+    ("stages/sandbox/inside/_runner.py", "bigcodebench"): "the official guard's name",
+    # unittest.mock's patch.multiple, not MultiPL-E's module
+    ("stages/evaluate/splitting.py", "multiple"): "mock.patch.multiple",
     ("apps/cli/env.py", "bigcodebench"): _ENV,
     ("apps/cli/image.py", "bigcodebench"): _ENV,
     ("apps/serve/programs.py", "bigcodebench"): _ENV,

@@ -241,7 +241,10 @@ def test_model_cutoff_needs_dates_and_no_since(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for arguments, message in [
-        ([str(OFFICIAL), "--model-cutoff", "2024-01-01"], "needs a benchmark with contest dates"),
+        (
+            [str(OFFICIAL), "--model-cutoff", "2024-01-01"],
+            "needs a benchmark whose tasks carry contest dates",
+        ),
         ([str(data_dir / LCB), "--model-cutoff", "2024-01-01", "--since", "2024-02-01"],
          "give it or --since, not both"),
         ([str(data_dir / LCB), "--model-cutoff", "May 2024"], "expected a date YYYY-MM-DD"),
@@ -253,4 +256,4 @@ def test_model_cutoff_needs_dates_and_no_since(
         assert message in error and error.count("\n") == 1, error
     with pytest.raises(SystemExit):
         main(["compare", str(OFFICIAL), str(OFFICIAL), "--model-cutoff", "2024-01-01"])
-    assert "needs a benchmark with contest dates" in capsys.readouterr().err
+    assert "needs a benchmark whose tasks carry contest dates" in capsys.readouterr().err
