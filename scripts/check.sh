@@ -9,4 +9,5 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff format --check src tests perf
 .venv/bin/mypy src
 .venv/bin/lint-imports
-.venv/bin/python -m pytest "$@"
+# build/junit.xml: where the time went (scripts/test_durations.py build/junit.xml)
+.venv/bin/python -m pytest --junitxml=build/junit.xml "$@"

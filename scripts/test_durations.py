@@ -1,6 +1,6 @@
 """Where the test suite's time goes: seconds per folder and per file from a pytest JUnit XML.
 
-    .venv/bin/python -m pytest --junitxml=build/junit.xml --durations=80
+    bash scripts/check.sh            # writes build/junit.xml
     .venv/bin/python scripts/test_durations.py build/junit.xml [--top 25]
 
 Times are pytest's per-test times (setup + call + teardown, as JUnit records them), so they add
