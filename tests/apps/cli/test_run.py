@@ -34,8 +34,9 @@ def _evalenv_missing() -> str:
 EVALENV_MISSING = _evalenv_missing()
 #: A few BigCodeBench tasks of different kinds: itertools, files and regex, csv, sklearn,
 #: pandas with seaborn plots, and ftplib (whose ground truth needs no network).
+# BigCodeBench/0 would add ~50 s (it sums over every permutation of its inputs)
 BIGCODEBENCH_TASKS = (
-    "BigCodeBench/0",
+    "BigCodeBench/1",
     "BigCodeBench/6",
     "BigCodeBench/7",
     "BigCodeBench/13",

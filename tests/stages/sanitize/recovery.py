@@ -15,11 +15,13 @@ import argparse
 import ast
 import gzip
 import json
+import multiprocessing
 import os
 import subprocess
 import time
 import warnings
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,10 +160,34 @@ def measure(
     with_prompt: bool = True,
     tasks: Iterable[CanonicalTask] | None = None,
 ) -> dict[str, dict[str, str]]:
-    """style -> {task_id: failure text} for every task that was not recovered."""
+    """style -> {task_id: failure text} for every task that was not recovered; the tasks are
+    shared out over one process per core (the check is pure CPU, and the suite runs one test
+    at a time)."""
     styles = styles or list(WRAPPERS)
+    listed = list(canonical_tasks() if tasks is None else tasks)
+    workers = min(os.cpu_count() or 1, max(1, len(listed) // 50))
+    if workers == 1:
+        return _measure_serially(styles, with_prompt, listed)
+    context = multiprocessing.get_context("spawn")  # no fork of a process that may run threads
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        shares = pool.map(
+            _measure_serially,
+            [styles] * workers,
+            [with_prompt] * workers,
+            [listed[start::workers] for start in range(workers)],
+        )
+        failures: dict[str, dict[str, str]] = {style: {} for style in styles}
+        for share in shares:
+            for style, failed in share.items():
+                failures[style].update(failed)
+    return failures
+
+
+def _measure_serially(
+    styles: list[str], with_prompt: bool, tasks: list[CanonicalTask]
+) -> dict[str, dict[str, str]]:
     failures: dict[str, dict[str, str]] = {style: {} for style in styles}
-    for task in canonical_tasks() if tasks is None else tasks:
+    for task in tasks:
         for style in styles:
             answer = wrap_answer(
                 task.program, style, entry_point=task.entry_point, prompt=task.complete_prompt
