@@ -161,4 +161,5 @@ def data_settings(resolved: Resolved) -> DataSettings:
         cache_dir=paths.cache_dir,
         mirror=paths.mirror,
         download=not paths.offline,
+        repos_dir=paths.repos_dir,
     )

@@ -61,6 +61,7 @@ class Paths:
     data_dir: Path | None  # a folder laid out like shared/datasets, searched before the cache
     offline: bool = False  # PASSBENCH_OFFLINE: never download
     mirror: str | None = None  # PASSBENCH_DOWNLOAD_MIRROR
+    repos_dir: Path | None = None  # PASSBENCH_REPOS: local git mirrors (SWE-bench)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class Resolved:
             data_dir=self.values.get("data_dir"),
             offline=bool(self.values.get("offline", False)),
             mirror=self.values.get("download_mirror"),
+            repos_dir=self.values.get("repos_dir"),
         )
 
 

@@ -76,6 +76,16 @@ GLOBAL: tuple[Setting, ...] = (
         env="PASSBENCH_OFFLINE",
     ),
     _setting(
+        "repos_dir",
+        "path",
+        None,
+        "A folder of git repositories named <owner>__<name>.git (bare, or a git directory "
+        "without a work tree) that repository-level benchmarks (SWE-bench) read instead of "
+        "cloning from GitHub.",
+        env="PASSBENCH_REPOS",
+        param="repos",
+    ),
+    _setting(
         "download_mirror",
         "text",
         None,

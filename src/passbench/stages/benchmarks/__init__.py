@@ -156,6 +156,7 @@ def load_benchmark(
     cache_dir: Path | None = None,
     mirror: str | None = None,
     download: bool = True,
+    repos_dir: Path | None = None,
     progress: Progress | None = None,
 ) -> LoadedBenchmark:
     """`get_benchmark(name).load(version, subset)` with the data settings spelled out.
@@ -169,6 +170,7 @@ def load_benchmark(
         cache_dir=cache_dir,
         mirror=mirror,
         download=download,
+        repos_dir=repos_dir,
     )
     return get_benchmark(name).load(version, subset, data=data, progress=progress)
 

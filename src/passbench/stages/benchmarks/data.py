@@ -51,6 +51,7 @@ class DataSettings:
     cache_dir: Path | None = None  # passbench's cache; data goes in its datasets/ folder
     mirror: str | None = None  # replaces DEFAULT_DOWNLOAD_BASE (tests, air-gapped mirrors)
     download: bool = True  # False: never touch the network
+    repos_dir: Path | None = None  # git mirrors <owner>__<name>.git (repository benchmarks)
     timeout_s: float = 60.0  # per network operation (connect, read)
 
     @classmethod
@@ -66,9 +67,10 @@ class DataSettings:
             "cache_dir": paths.cache_dir,
             "mirror": paths.mirror,
             "download": not paths.offline,
+            "repos_dir": paths.repos_dir,
         }
         values.update({key: value for key, value in overrides.items() if value is not None})
-        for key in ("dataset_path", "data_dir", "cache_dir"):
+        for key in ("dataset_path", "data_dir", "cache_dir", "repos_dir"):
             if values.get(key) is not None and not isinstance(values[key], Path):
                 values[key] = Path(values[key])
         return replace(cls(), **values)

@@ -61,6 +61,7 @@ class Evaluator:
             cache_dir=paths.cache_dir,
             mirror=paths.mirror,
             download=not paths.offline,
+            repos_dir=paths.repos_dir,
         )
         check_split(self.benchmark, settings.split)
         self.tasks = select_tasks(
