@@ -26,6 +26,7 @@ from passbench.core.records import (
     Task,
 )
 from passbench.core.runs import RunResults
+from passbench.core.samplefile import write_jsonl_atomic
 from passbench.stages.benchmarks import (
     Benchmark,
     BenchmarkInfo,
@@ -384,6 +385,11 @@ def test_official_result_files(bench: Benchmark, full: LoadedBenchmark, tmp_path
     eval_path, _ = result_paths(folder, f"org--model--{bench.file_label('full', 'complete')}")
     write_eval_results(eval_path, entries, {"benchmark": bench.name})
     assert bench.read_official_results(eval_path) is None
+    samples_path = tmp_path / "samples.jsonl"
+    write_jsonl_atomic(
+        samples_path, [{"task_id": s.task_id, "solution": s.solution} for s in samples]
+    )
+    assert bench.read_samples(samples_path, list(by_id)) is None  # a passbench sample file
 
     bench.write_official_results(eval_path, samples, codes, results, by_id)
     written = sorted(set(folder.iterdir()) - {eval_path})

@@ -210,6 +210,12 @@ class Benchmark(Protocol):
         but is malformed."""
         ...
 
+    def read_samples(self, path: Path, known_task_ids: Iterable[str]) -> list[Sample] | None:
+        """The samples in `path` when it is in this benchmark's own answer format (SWE-bench's
+        predictions files), else None (a passbench sample file); SampleFileError naming file,
+        line and field when it is one but is malformed."""
+        ...
+
     def attach_official_results(self, run: RunResults) -> RunResults:
         """`run` (a passbench run of this benchmark) with what the benchmark's own result
         files beside it add, e.g. per-task facts in `task_info`; `run` itself when none."""
@@ -461,6 +467,9 @@ class BenchmarkBase:
 
     def read_official_results(self, path: Path) -> RunResults | None:
         return None  # no result format of its own: passbench's files are read by results/
+
+    def read_samples(self, path: Path, known_task_ids: Iterable[str]) -> list[Sample] | None:
+        return None  # answers come in passbench's sample files
 
     def attach_official_results(self, run: RunResults) -> RunResults:
         return run

@@ -158,7 +158,10 @@ class Evaluator:
         # A sample file made for the full benchmark is fine for a subset: the other tasks are
         # skipped, as officially; only ids the dataset version lacks are an error.
         all_ids = {task.task_id for task in self.loaded.all_tasks}
-        samples = read_samples(samples_path, known_task_ids=all_ids)
+        # a benchmark may take its official tools' answer files as they are (SWE-bench's
+        # predictions); anything else is a passbench sample file
+        own = self.benchmark.read_samples(samples_path, all_ids)
+        samples = own if own is not None else read_samples(samples_path, known_task_ids=all_ids)
         selected = {task.task_id: task for task in self.tasks}
         samples = [sample for sample in samples if sample.task_id in selected]
         if not samples:
