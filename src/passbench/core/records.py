@@ -134,6 +134,28 @@ class ProcessSpec:
 
 
 @dataclass(frozen=True)
+class RepositorySpec:
+    """How a "repository" program runs (SWE-bench): a working copy of the git directory
+    `git_dir` at `commit` (that commit's tree and history only: no later commit, branch or tag),
+    writable at /testbed inside the sandbox; `files` (name, text) readable at
+    /run/passbench/files/<name> (the patches); then `script` run by bash in /testbed with `env`,
+    the `read_only` host folders (the test environment and its interpreter) visible at their own
+    paths and nothing else of the host. The sandbox reports the script's output and exit code
+    and, with `channel`, one record per pytest report written where the repository's code
+    does not print; the benchmark judges them (`Benchmark.judging`)."""
+
+    git_dir: str  # host path of a git directory (bare, or without a work tree)
+    commit: str
+    script: str
+    files: tuple[tuple[str, str], ...] = ()
+    read_only: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    channel: bool = True
+    memory_mb: int = 16384  # the tests' processes together (a cgroup where the host has one)
+    output_cap: int = 8 * 2**20  # bytes of output kept for the log parser
+
+
+@dataclass(frozen=True)
 class Program:
     """What the sandbox runs: a whole Python source and how to read its verdict.
 
@@ -146,18 +168,21 @@ class Program:
         and report the outputs; the verdict is decided outside the sandbox by comparing them
         with the expected outputs (HumanEval+, EvalPlus's base and plus inputs).
       - "process": build and run `source` as `process` says (other languages: MultiPL-E).
+      - "repository": a repository's tests with `source` (a patch) applied, as `repository`
+        says (SWE-bench); the benchmark judges the test log on the host.
     """
 
     key: str  # unique within one run, e.g. "BigCodeBench/12#3"
     task_id: str
     source: str
-    style: Literal["unittest", "script", "io", "process"] = "unittest"
+    style: Literal["unittest", "script", "io", "process", "repository"] = "unittest"
     test_class: str = "TestCases"
     timeout_s: float = 240.0  # wall-clock limit for the test run
     expected_duration_s: float | None = None  # from ground truth, to schedule slowest first
     preload: tuple[str, ...] = ()  # modules the warm worker should have imported
     io: IOSpec | None = None  # set for style "io"
     process: ProcessSpec | None = None  # set for style "process"
+    repository: RepositorySpec | None = None  # set for style "repository"
 
 
 @dataclass(frozen=True)
