@@ -27,6 +27,12 @@ The log side (`logs_eval`, SWE-bench's `get_logs_eval`) reads the whole test out
 
 The grading side (`grade`) takes any status map, so a trusted channel can feed it in place of
 the log parser; `disagreement` lists the tests on which two status sources differ.
+
+Before 5.0 (4.0.x, 4.1.0), for comparison with older reports: a SKIPPED test was neither a
+success nor a failure (a skipped FAIL_TO_PASS test left the ratio, so an all-skipped list
+resolved), ids were matched exactly, neither the exit status nor the suite-ran evidence was
+checked, the whole-log fallback came in 4.1.0, report.json had no `infra_failure` key and the
+run report no `infra_failure_*`, `ambiguous_failure_*` or `failure_reasons` fields.
 """
 
 from __future__ import annotations
