@@ -172,13 +172,12 @@ def diff_path(name: str) -> str | None:
 
 
 def isolated_environment(workdir: Path | None = None) -> dict[str, str]:
-    """The environment for git and patch on a working copy: PATH and HOME of this process, the
-    C locale, no system or user git configuration and none of the caller's `GIT_*` variables
-    (a stray GIT_DIR or GIT_ALTERNATE_OBJECT_DIRECTORIES would point git elsewhere). With
-    `workdir`, git may not look above it for a repository."""
+    """The environment for git and patch on a working copy: PATH, HOME and TMPDIR of this
+    process, the C locale, no system or user git configuration and none of the caller's `GIT_*`
+    variables (a stray GIT_DIR or GIT_ALTERNATE_OBJECT_DIRECTORIES would point git elsewhere).
+    With `workdir`, git may not look above it for a repository."""
     env = {"PATH": os.environ.get("PATH", os.defpath), "LC_ALL": "C"}
-    if "HOME" in os.environ:
-        env["HOME"] = os.environ["HOME"]
+    env.update({key: os.environ[key] for key in ("HOME", "TMPDIR") if key in os.environ})
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     env["GIT_CONFIG_GLOBAL"] = os.devnull
     if workdir is not None:
