@@ -40,7 +40,6 @@ change the answer.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import subprocess
@@ -52,6 +51,7 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
 from passbench.core.errors import EnvironmentError_
+from passbench.stages.sandbox.host.workingcopy import isolated_environment
 
 #: What the official instance log says when a patch applied, and when none of the chain did.
 APPLY_PATCH_PASS = ">>>>> Applied Patch"
@@ -169,20 +169,6 @@ def diff_path(name: str) -> str | None:
     if name == "/dev/null":
         return None
     return name.split("/", 1)[1] if "/" in name else name
-
-
-def isolated_environment(workdir: Path | None = None) -> dict[str, str]:
-    """The environment for git and patch on a working copy: PATH, HOME and TMPDIR of this
-    process, the C locale, no system or user git configuration and none of the caller's `GIT_*`
-    variables (a stray GIT_DIR or GIT_ALTERNATE_OBJECT_DIRECTORIES would point git elsewhere).
-    With `workdir`, git may not look above it for a repository."""
-    env = {"PATH": os.environ.get("PATH", os.defpath), "LC_ALL": "C"}
-    env.update({key: os.environ[key] for key in ("HOME", "TMPDIR") if key in os.environ})
-    env["GIT_CONFIG_NOSYSTEM"] = "1"
-    env["GIT_CONFIG_GLOBAL"] = os.devnull
-    if workdir is not None:
-        env["GIT_CEILING_DIRECTORIES"] = str(workdir.parent)
-    return env
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:

@@ -50,24 +50,13 @@ from pathlib import Path
 
 from passbench.core.errors import DatasetError, InputError
 from passbench.stages.benchmarks.swebench.instances import Instance
-from passbench.stages.benchmarks.swebench.patching import isolated_environment
+from passbench.stages.sandbox.host.workingcopy import isolated_environment, make_working_copy
 
 #: Where `git clone --mirror` fetches a repository from when the cache lacks it.
 DEFAULT_BASE_URL = "https://github.com"
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _REPO = re.compile(r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)")
-# for-each-ref fields: name, object, its type and committer date, and the same one tag level down
-_TAG_FORMAT = "%00".join(
-    (
-        "%(refname)",
-        "%(objectname)",
-        "%(objecttype)",
-        "%(committerdate:unix)",
-        "%(*objecttype)",
-        "%(*committerdate:unix)",
-    )
-)
 
 
 def mirror_name(repo: str) -> str:
@@ -140,7 +129,7 @@ class RepositorySource:
         git_dir = self.mirror(repo, commit)
         created = not dest.exists()
         try:
-            _build_working_copy(repo, git_dir.resolve(), commit, dest)
+            make_working_copy(repo, git_dir.resolve(), commit, dest)
         except BaseException:
             _remove(dest, keep_folder=not created)
             raise
@@ -181,61 +170,6 @@ class RepositorySource:
                     raise
         finally:
             shutil.rmtree(temporary, ignore_errors=True)
-
-
-def _build_working_copy(repo: str, git_dir: Path, commit: str, dest: Path) -> None:
-    env = isolated_environment()
-    tags = _tags_to_keep(git_dir, commit, env)
-    head = _git(["symbolic-ref", "--short", "-q", "HEAD"], git_dir=git_dir, env=env)
-    branch = head.stdout.strip() if head.returncode == 0 and head.stdout.strip() else "main"
-    dest.mkdir(parents=True, exist_ok=True)
-    _check(
-        _git(["init", "--quiet", "--template=", f"--initial-branch={branch}", str(dest)], env=env),
-        f"{repo}: cannot create a repository at {dest}",
-    )
-    wanted = "".join(f"{oid}\n" for oid in [commit, *(oid for _, oid in tags)])
-    pack = dest / ".git" / "objects" / "pack" / "pack"
-    _check(
-        _git(
-            ["pack-objects", "--revs", "--quiet", "--delta-base-offset", str(pack)],
-            git_dir=git_dir,
-            env=env,
-            stdin=wanted,
-        ),
-        f"{repo}: cannot copy commit {commit} and its history out of {git_dir}",
-    )
-    refs = [f"create refs/heads/{branch} {commit}"] + [f"create {n} {oid}" for n, oid in tags]
-    work = ["-c", "core.logAllRefUpdates=false", "-C", str(dest)]
-    _check(
-        _git([*work, "update-ref", "--stdin"], env=env, stdin="".join(f"{r}\n" for r in refs)),
-        f"{repo}: cannot create the refs of {dest}",
-    )
-    _check(
-        _git([*work, "checkout", "--quiet", "--force"], env=env),
-        f"{repo}: cannot check out {commit} in {dest}",
-    )
-
-
-def _tags_to_keep(git_dir: Path, commit: str, env: dict[str, str]) -> list[tuple[str, str]]:
-    """(ref name, object id) of the tags that stay: their commit is an ancestor of `commit`
-    (or it) and is not dated after it."""
-    shown = _git(["show", "-s", "--format=%ct", f"{commit}^{{commit}}"], git_dir=git_dir, env=env)
-    _check(shown, f"cannot read commit {commit} in {git_dir}")
-    base_time = int(shown.stdout.strip())
-    listed = _git(
-        ["for-each-ref", f"--merged={commit}", f"--format={_TAG_FORMAT}", "refs/tags"],
-        git_dir=git_dir,
-        env=env,
-    )
-    _check(listed, f"cannot list the tags of {git_dir}")
-    kept = []
-    for line in listed.stdout.splitlines():
-        name, oid, kind, date, peeled_kind, peeled_date = line.split("\0")
-        # a tag of a tag, or of a tree or blob, is dropped: no commit date to judge it by
-        when = date if kind == "commit" else peeled_date if peeled_kind == "commit" else ""
-        if when and int(when) <= base_time:
-            kept.append((name, oid))
-    return kept
 
 
 def _is_git_dir(path: Path) -> bool:
