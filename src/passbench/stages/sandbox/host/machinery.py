@@ -187,9 +187,7 @@ def _ini_value(lines: list[str], key: str) -> list[str]:
 
 
 def _ini_machinery(name: str, text: str | None) -> tuple[tuple[str, ...], ...]:
-    if text is None:
-        return ()
-    sections = _ini_sections(text)
+    sections = _ini_sections(text or "")  # an absent file configures nothing
     parts = [tuple(sections.get(section, ())) for section in _INI_SECTIONS[name]]
     if name == "setup.cfg":
         for section in _ENTRY_POINT_SECTIONS:
@@ -198,9 +196,7 @@ def _ini_machinery(name: str, text: str | None) -> tuple[tuple[str, ...], ...]:
 
 
 def _toml_machinery(text: str | None) -> tuple[Any, ...]:
-    if text is None:
-        return ()
-    data = tomllib.loads(text)
+    data = tomllib.loads(text or "")  # an absent file configures nothing
     return (
         _dig(data, "tool", "pytest"),
         _dig(data, "project", "entry-points", _PLUGIN_GROUP),
