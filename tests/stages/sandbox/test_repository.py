@@ -24,7 +24,7 @@ from packaging.requirements import Requirement
 
 from passbench.core.errors import SandboxError
 from passbench.core.records import Isolation
-from passbench.stages.sandbox.host.launch import SYSTEM_DIRS, under_any
+from passbench.stages.sandbox.host.launch import SANDBOX_HOST_UID, SYSTEM_DIRS, under_any
 from passbench.stages.sandbox.host.repository import (
     TESTBED,
     RepositoryResult,
@@ -279,24 +279,33 @@ def test_runs_as_an_unprivileged_user_with_its_own_identity(env: PytestEnv, tmp_
 
 
 @needs_bwrap
-def test_git_works_in_the_working_copy_and_ownership_comes_back(
-    env: PytestEnv, tmp_path: Path
-) -> None:
-    repo = _repo(tmp_path, SUITE)
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+def test_git_works_in_a_clone_without_hard_links(env: PytestEnv, tmp_path: Path) -> None:
+    mirror = _repo(tmp_path / "mirror", SUITE)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "-C", str(mirror), "init", "-q"], check=True)
+    subprocess.run([*git, "-C", str(mirror), "add", "."], check=True)
+    subprocess.run([*git, "-C", str(mirror), "commit", "-qm", "base"], check=True)
+    # a local clone hard-links the mirror's objects: the run could change the mirror
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "clone", "-q", str(mirror), str(linked)], check=True)
+    with pytest.raises(SandboxError, match="hard link"):
+        env.run(linked, "true")
+    repo = tmp_path / "copy"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(mirror), str(repo)], check=True)
     command = (
         "set -e; echo '# changed' >> pkg/__init__.py; git status --short; "
-        "git checkout -- pkg/__init__.py; git status --short; echo made > new.txt"
+        "git checkout -- pkg/__init__.py; git status --short; echo made > new.txt; "
+        "printf '#!/bin/sh\\ntouch /tmp/hooked\\n' > .git/hooks/post-checkout; "
+        "chmod +x .git/hooks/post-checkout"
     )
     result = env.run(repo, command)
     assert result.exit_code == 0, result.output
     assert result.output == " M pkg/__init__.py\n"
-    owner = os.stat(repo).st_uid
-    for path in (repo / "new.txt", repo / "pkg" / "__init__.py", repo / ".git" / "index"):
-        assert os.stat(path).st_uid == owner
+    if os.geteuid() == 0:
+        # the run's files stay the sandbox user's: host git refuses the planted hook's repo
+        assert os.stat(repo / "new.txt").st_uid == SANDBOX_HOST_UID
+        host_git = subprocess.run(["git", "-C", str(repo), "status"], capture_output=True)
+        assert b"dubious ownership" in host_git.stderr
 
 
 def test_parse_channel_keeps_only_the_plugins_lines() -> None:

@@ -14,8 +14,13 @@ repository-level benchmark runs one shell command in one working copy and reads 
 - The command runs as uid 1000 without capabilities. As root, the sandbox user is host
   ``nobody`` (``launch.user_namespace_fd``), bubblewrap keeps namespace root for its setup and
   ``setpriv`` drops it before anything of the repository runs; the working copy and the writable
-  folders are handed to ``nobody`` for the run and back to their owner after it. Without root,
-  bubblewrap maps uid 1000 to the calling user.
+  folders are handed to ``nobody`` for the run, and left so. Without root, bubblewrap maps uid
+  1000 to the calling user, who must own them.
+- After the run the working copy is untrusted: the tests may have planted git hooks,
+  ``core.fsmonitor`` or filter commands in ``.git/config``, or symbolic links to host files.
+  Never run git (or anything else) in it on the host, nor follow its links; read what you need
+  and delete it. Owned by ``nobody``, host git run by root refuses it anyway ("dubious
+  ownership"); run by another user, nothing stops it, so this rule is the caller's.
 - Limits: the wall clock (``timeout_s``, the official per-instance 1,800 s by default); a cgroup
   (``cgroups.py``) caps memory (no swap) and processes of the whole run where the host gives
   one; ``prlimit`` sets RLIMIT_NPROC (and, without a cgroup, RLIMIT_DATA per process: not
@@ -54,10 +59,11 @@ import secrets
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,7 +111,9 @@ _PHASES = ("setup", "call", "teardown")
 class RepositoryRun:
     """What to run, where, and within which limits."""
 
-    working_copy: Path  # on the host; read-write at /testbed, the command's working directory
+    # on the host, read-write at /testbed (the command's working directory); its own files (no
+    # hard links into a mirror: `git clone --no-hardlinks`), never used on the host after the run
+    working_copy: Path
     command: str  # a bash script (the official eval.sh, or one test command)
     read_only: tuple[Path, ...] = ()  # host folders visible read-only at their own path
     writable: tuple[Path, ...] = ()  # host folders visible read-write at their own path
@@ -229,9 +237,9 @@ def run_repository(run: RepositoryRun) -> RepositoryResult:
         tmp = scratch.for_worker(0, mode=0o1777, owner=SANDBOX_HOST_UID if as_root else None)
         plugin = _prepare_private(private, run)
         mounts = _arguments(run, private, tmp)
-        with _handed_over(run, as_root):
-            _probe(tools, mounts, userns, support.kind == "none", run)
-            return _execute(run, tools, mounts, userns, support, plugin)
+        _prepare_folders(run, as_root)
+        _probe(tools, mounts, userns, support.kind == "none", run)
+        return _execute(run, tools, mounts, userns, support, plugin)
     finally:
         if userns >= 0:
             os.close(userns)
@@ -407,33 +415,37 @@ def _environment(run: RepositoryRun, plugin: _Plugin, fds: tuple[int, int]) -> d
     return env
 
 
-@contextlib.contextmanager
-def _handed_over(run: RepositoryRun, as_root: bool) -> Iterator[None]:
-    """As root: the working copy and the writable folders belong to the sandbox user (host
-    nobody) during the run, and to their owner again after it, with whatever the run left."""
-    if not as_root:
-        yield
-        return
-    folders = [run.working_copy.resolve(), *(Path(p).resolve() for p in run.writable)]
-    owners = [(os.stat(folder).st_uid, os.stat(folder).st_gid) for folder in folders]
-    try:
-        for folder in folders:
-            _chown_tree(folder, SANDBOX_HOST_UID, SANDBOX_HOST_UID)
-        yield
-    finally:
-        # nothing of the run is alive any more: nobody can swap a file under this walk
-        for folder, (uid, gid) in zip(folders, owners, strict=True):
-            _chown_tree(folder, uid, gid)
+def _prepare_folders(run: RepositoryRun, as_root: bool) -> None:
+    """Check the folders the run may write, and (as root) give them to the sandbox user.
+
+    A file there that shares its data with another (a hard link: a local `git clone` links the
+    mirror's object files) would let the run change that other file too: refused. As root the
+    folders become host nobody's, so that the run can write them, and stay so: what the run
+    left there is untrusted (git hooks, `core.fsmonitor` in .git/config, symbolic links to host
+    files), and host git refuses to work in a repository another user owns ("dubious
+    ownership")."""
+    for folder in [run.working_copy.resolve(), *(Path(p).resolve() for p in run.writable)]:
+        _walk_tree(folder, SANDBOX_HOST_UID if as_root else None)
 
 
-def _chown_tree(top: Path, uid: int, gid: int) -> None:
-    """lchown every entry below `top` (never following a link; chown clears set-id bits)."""
-    with contextlib.suppress(OSError):
-        os.lchown(top, uid, gid)
+def _walk_tree(top: Path, owner: int | None) -> None:
+    """Refuse hard-linked files below `top`; lchown every entry to `owner` when given (never
+    following a link; chown clears set-id bits)."""
+    if owner is not None:
+        os.lchown(top, owner, owner)
     for root, dirs, files in os.walk(top):
-        for name in [*dirs, *files]:
-            with contextlib.suppress(OSError):
-                os.lchown(os.path.join(root, name), uid, gid)
+        for name in files:
+            path = os.path.join(root, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                raise SandboxError(
+                    f"{path} is a hard link (shares its data with another file, which the run "
+                    f"could then change): make the working copy with `git clone --no-hardlinks`"
+                    f" or copy it"
+                )
+        if owner is not None:
+            for name in [*dirs, *files]:
+                os.lchown(os.path.join(root, name), owner, owner)
 
 
 # --------------------------------------------------------------------------- running
@@ -461,10 +473,12 @@ def _execute(
             raise SandboxError(f"cannot create the run's cgroup: {error}") from error
         argv = cgroup.wrap(argv)
     out_r, out_w = os.pipe()
-    chan_r, chan_w = os.pipe() if run.channel else (-1, -1)
-    nonce_r, nonce_w = os.pipe()
-    os.write(nonce_w, plugin.nonce.encode("ascii"))
-    os.close(nonce_w)  # the first reader takes it; then the pipe is empty
+    chan_r, chan_w, nonce_r = -1, -1, -1
+    if run.channel:
+        chan_r, chan_w = os.pipe()
+        nonce_r, nonce_w = os.pipe()
+        os.write(nonce_w, plugin.nonce.encode("ascii"))
+        os.close(nonce_w)  # the first reader takes it; then the pipe is empty
     passed = [fd for fd in (chan_w, nonce_r, userns) if fd >= 0]
     output = _Capture(run.output_cap)
     channel = _ChannelBuffer()
