@@ -15,7 +15,8 @@ repository-level benchmark runs one shell command in one working copy and reads 
   ``nobody`` (``launch.user_namespace_fd``), bubblewrap keeps namespace root for its setup and
   ``setpriv`` drops it before anything of the repository runs; the working copy and the writable
   folders are handed to ``nobody`` for the run, and left so. Without root, bubblewrap maps uid
-  1000 to the calling user, who must own them.
+  1000 to the calling user, who must own them. A hard-linked file in them is refused: the run
+  could change the file it shares its data with (a local ``git clone`` links the mirror's).
 - After the run the working copy is untrusted: the tests may have planted git hooks,
   ``core.fsmonitor`` or filter commands in ``.git/config``, or symbolic links to host files.
   Never run git (or anything else) in it on the host, nor follow its links; read what you need
@@ -123,7 +124,9 @@ class RepositoryRun:
     max_processes: int = 512  # processes and threads of the whole run
     network: bool = False  # True shares the host's network (never for official numbers)
     output_cap: int = 32 * 1024 * 1024  # bytes of output kept: first and last halves
-    channel: bool = True  # load the pytest channel plugin
+    # load the pytest channel plugin; False for commands that run no pytest (sympy's bin/test,
+    # django's runtests.py) or whose Python ignores PYTHONPATH (-E, -I: pytest could not load it)
+    channel: bool = True
     scratch_dir: Path | None = None  # where /tmp's folder lives (default: passbench's cache)
 
 
@@ -232,8 +235,10 @@ def run_repository(run: RepositoryRun) -> RepositoryResult:
     as_root = os.geteuid() == 0
     private = Path(tempfile.mkdtemp(prefix="passbench-repo-"))
     scratch = ScratchFolders(run.scratch_dir)
-    userns = user_namespace_fd() if as_root else -1
+    userns = -1
     try:
+        if as_root:
+            userns = user_namespace_fd()
         tmp = scratch.for_worker(0, mode=0o1777, owner=SANDBOX_HOST_UID if as_root else None)
         plugin = _prepare_private(private, run)
         mounts = _arguments(run, private, tmp)
@@ -425,7 +430,10 @@ def _prepare_folders(run: RepositoryRun, as_root: bool) -> None:
     files), and host git refuses to work in a repository another user owns ("dubious
     ownership")."""
     for folder in [run.working_copy.resolve(), *(Path(p).resolve() for p in run.writable)]:
-        _walk_tree(folder, SANDBOX_HOST_UID if as_root else None)
+        try:
+            _walk_tree(folder, SANDBOX_HOST_UID if as_root else None)
+        except OSError as error:
+            raise SandboxError(f"cannot prepare {folder} for the run: {error}") from error
 
 
 def _walk_tree(top: Path, owner: int | None) -> None:

@@ -29,7 +29,8 @@ How it is wired (the host does all of it; nothing here is configured by the repo
   ``{"event": "finish", "exitstatus"}`` when the session ends. A test that never reports is simply
   absent, which the grader treats as not passed. When the nonce pipe was empty (someone read it
   first) the lines carry ``-`` instead, which the host counts as foreign: the channel is then
-  marked tampered, never trusted.
+  marked tampered, never trusted. So one pytest process per run reports: a second one started
+  by the same command finds the nonce taken (SWE-bench's test commands run pytest once).
 - ``made`` is the outcome when the report left pytest's own ``pytest_runtest_makereport``
   implementations: this plugin wraps that hook innermost (a ``trylast`` wrapper registered at
   configure time, after the conftests pytest loads first). ``outcome`` is what the session
