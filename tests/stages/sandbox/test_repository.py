@@ -24,6 +24,7 @@ from packaging.requirements import Requirement
 
 from passbench.core.errors import SandboxError
 from passbench.core.records import Isolation
+from passbench.stages.sandbox.host import cgroups
 from passbench.stages.sandbox.host.launch import SANDBOX_HOST_UID, SYSTEM_DIRS, under_any
 from passbench.stages.sandbox.host.repository import (
     TESTBED,
@@ -605,13 +606,30 @@ def test_memory_limit(env: PytestEnv, tmp_path: Path) -> None:
 @pytest.mark.hostile
 @needs_bwrap
 def test_memory_limit_holds_for_the_run_as_a_whole(env: PytestEnv, tmp_path: Path) -> None:
-    one = "python -c \"import time; x = b'x' * (90 * 1024 * 1024); time.sleep(3)\""
+    one = "python -c \"import time; x = b'x' * (90 * 1024 * 1024); time.sleep(2)\""
     result = env.run(
         _repo(tmp_path, SUITE), f"for i in 1 2 3 4; do {one} & done; wait", memory_mb=200
     )
     if result.cgroup == "none":
         pytest.skip("no cgroup here: memory is capped per process only")
     assert result.out_of_memory
+
+
+@pytest.mark.hostile
+@needs_bwrap
+def test_without_a_cgroup_the_namespace_and_rlimits_hold(
+    env: PytestEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hosts without a cgroup to give (unprivileged, most containers): the pid namespace alone
+    ends every process, RLIMIT_DATA alone caps each process's memory."""
+    monkeypatch.setattr(cgroups, "detect", lambda: cgroups.CgroupSupport("none", reason="test"))
+    marker = f"1000.{secrets.randbelow(10**6):06d}"
+    hog = "python -c \"x = b'x' * (600 * 1024 * 1024); print(len(x))\""
+    command = f"setsid sleep {marker} & nohup sleep {marker} >/dev/null 2>&1 & {hog}"
+    result = env.run(_repo(tmp_path, SUITE), command, memory_mb=200)
+    assert result.cgroup == "none"
+    assert "MemoryError" in result.output and str(600 * 1024 * 1024) not in result.output
+    assert _host_processes_with(marker) == []
 
 
 @pytest.mark.hostile
