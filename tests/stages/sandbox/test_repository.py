@@ -27,6 +27,7 @@ from passbench.core.records import Isolation
 from passbench.stages.sandbox.host import cgroups
 from passbench.stages.sandbox.host.launch import SANDBOX_HOST_UID, SYSTEM_DIRS, under_any
 from passbench.stages.sandbox.host.repository import (
+    FILES_DIR,
     TESTBED,
     RepositoryResult,
     RepositoryRun,
@@ -277,6 +278,18 @@ def test_runs_as_an_unprivileged_user_with_its_own_identity(env: PytestEnv, tmp_
     assert lines[:2] == ["1000", "1000"]
     assert lines[3] == "0000000000000000"
     assert lines[4:] == [TESTBED, "/tmp", "sandbox", "3"]
+
+
+@needs_bwrap
+def test_files_are_shown_read_only(env: PytestEnv, tmp_path: Path) -> None:
+    files = (("test.patch", "diff --git a/x b/x\n"), ("notes.txt", "two\nlines\n"))
+    command = f"cat {FILES_DIR}/test.patch {FILES_DIR}/notes.txt; echo x >> {FILES_DIR}/notes.txt"
+    result = env.run(_repo(tmp_path, SUITE), command, files=files)
+    assert result.output.startswith("diff --git a/x b/x\ntwo\nlines\n")
+    assert re.search("Read-only file system|Permission denied", result.output)
+    assert result.exit_code != 0
+    with pytest.raises(SandboxError, match="plain file name"):
+        env.run(_repo(tmp_path, SUITE), "true", files=(("../escape", ""),))
 
 
 @needs_bwrap

@@ -9,7 +9,8 @@ repository-level benchmark runs one shell command in one working copy and reads 
   and 64 MiB ``/dev/shm``; the working copy read-write at ``/testbed`` (the official images'
   path, and the command's working directory); ``read_only`` host folders (a virtual environment
   and the interpreter it points to) at their own paths; ``writable`` ones (an install prefix)
-  read-write at their own paths; a fresh folder on disk as ``/tmp`` (and ``/var/tmp``, ``HOME``).
+  read-write at their own paths; ``files`` read-only in ``/run/passbench/files``; a fresh folder
+  on disk as ``/tmp`` (and ``/var/tmp``, ``HOME``).
   Nothing else: not the host's home, ``/work``, passbench, other working copies.
 - The command runs as uid 1000 without capabilities. As root, the sandbox user is host
   ``nobody`` (``launch.user_namespace_fd``), bubblewrap keeps namespace root for its setup and
@@ -89,14 +90,18 @@ from passbench.stages.sandbox.host.workdirs import ScratchFolders
 
 #: Where the working copy is, inside (the official images' path).
 TESTBED = "/testbed"
+#: Where `RepositoryRun.files` are, inside (read-only).
+FILES_DIR = "/run/passbench/files"
 #: The official harness's per-instance limit (run_evaluation.py --timeout).
 OFFICIAL_TIMEOUT_S = 1800.0
 #: The pytest plugin shipped into the run.
 CHANNEL_PLUGIN = Path(__file__).parents[1] / "inside" / "_pytest_channel.py"
 CHANNEL_VARIABLE = "PASSBENCH_PYTEST_CHANNEL"
 
-_INSIDE = "/run/passbench"  # the run's own read-only files: the command, the plugin
+_INSIDE = "/run/passbench"  # the run's own read-only files: the command, its files, the plugin
 _COMMAND = f"{_INSIDE}/command.sh"
+_CHANNEL_DIR = f"{_INSIDE}/channel"
+_FILE_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _BASH = "/bin/bash"
 _TOOL_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 _CHANNEL_CAP = 64 * 1024 * 1024  # a channel longer than this was not written by the plugin
@@ -116,6 +121,8 @@ class RepositoryRun:
     # hard links into a mirror: `git clone --no-hardlinks`), never used on the host after the run
     working_copy: Path
     command: str  # a bash script (the official eval.sh, or one test command)
+    # (name, text): read-only files at /run/passbench/files/<name> (patches the script applies)
+    files: tuple[tuple[str, str], ...] = ()
     read_only: tuple[Path, ...] = ()  # host folders visible read-only at their own path
     writable: tuple[Path, ...] = ()  # host folders visible read-write at their own path
     env: Mapping[str, str] = field(default_factory=dict)  # over a minimal base (below)
@@ -297,17 +304,24 @@ class _Plugin:
 
 
 def _prepare_private(private: Path, run: RepositoryRun) -> _Plugin:
-    """The run's own files: identity files, and (shown at /run/passbench) the command and the
-    plugin under its name for this run."""
+    """The run's own files: identity files, and (shown read-only at /run/passbench) the command,
+    `run.files` in files/ and the plugin, under its name for this run, alone in channel/ (the
+    folder put on PYTHONPATH)."""
     write_identity_files(private)
     inside = private / "inside"
-    inside.mkdir(mode=0o755)
-    inside.chmod(0o755)
+    folders = [inside, inside / "files", inside / "channel"]
+    for folder in folders:
+        folder.mkdir(mode=0o755)
+        folder.chmod(0o755)
     (inside / "command.sh").write_text(run.command)
+    for name, text in run.files:
+        if not _FILE_NAME.fullmatch(name) or name in (".", ".."):
+            raise SandboxError(f"a run's file name must be a plain file name, not {name!r}")
+        (inside / "files" / name).write_text(text)
     plugin = _Plugin(f"_passbench_channel_{secrets.token_hex(8)}", secrets.token_hex(16))
     if run.channel:
-        shutil.copyfile(CHANNEL_PLUGIN, inside / f"{plugin.name}.py")
-    for entry in [private, *private.iterdir(), *inside.iterdir()]:
+        shutil.copyfile(CHANNEL_PLUGIN, inside / "channel" / f"{plugin.name}.py")
+    for entry in [*private.iterdir(), *(e for folder in folders for e in folder.iterdir())]:
         if entry.is_file():
             entry.chmod(0o644)
     return plugin
@@ -413,7 +427,7 @@ def _environment(run: RepositoryRun, plugin: _Plugin, fds: tuple[int, int]) -> d
         options = env.get("PYTEST_ADDOPTS", "")
         env["PYTEST_ADDOPTS"] = f"-p {plugin.name} {options}".strip()
         path = env.get("PYTHONPATH", "")
-        env["PYTHONPATH"] = f"{_INSIDE}:{path}" if path else _INSIDE
+        env["PYTHONPATH"] = f"{_CHANNEL_DIR}:{path}" if path else _CHANNEL_DIR
         env[CHANNEL_VARIABLE] = f"{fds[0]},{fds[1]}"
     else:
         env.pop(CHANNEL_VARIABLE, None)
@@ -721,6 +735,7 @@ def _report(record: dict[str, Any], event: object) -> ChannelReport | None:
 
 __all__ = [
     "CHANNEL_PLUGIN",
+    "FILES_DIR",
     "OFFICIAL_TIMEOUT_S",
     "TESTBED",
     "Channel",
