@@ -105,6 +105,9 @@ def _forget_self():
 def _read_nonce(fd):
     # type: (int) -> bytes
     try:
+        # never wait: the host wrote it before the run and closed its end; a pipe that is
+        # empty now was emptied by someone else (who may hold it open to make this read hang)
+        os.set_blocking(fd, False)
         data = os.read(fd, _NONCE_BYTES)
     except OSError:
         data = b""
