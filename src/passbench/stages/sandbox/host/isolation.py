@@ -39,8 +39,9 @@ def bubblewrap_problem(
 ) -> tuple[Launcher | None, str]:
     """A working bubblewrap launcher, or None and why bubblewrap cannot isolate here (one
     line). Starts the real sandbox once (`python -c pass`) to find out."""
-    if shutil.which("bwrap") is None:
-        return None, f"{_MISSING} (no 'bwrap' on PATH)"
+    missing = bubblewrap_missing()
+    if missing is not None:
+        return None, missing
     launcher = BubblewrapLauncher(config, private, scratch)
     found = launcher.probe()
     if found is None:
@@ -48,10 +49,17 @@ def bubblewrap_problem(
     return None, "bubblewrap could not start a sandbox here: " + " ".join(found.split())
 
 
-def refusal(problem: str) -> str:
-    """The one line that refuses to run without isolation: why, and how to fix it."""
+def bubblewrap_missing() -> str | None:
+    """Why bubblewrap cannot isolate anything here because it is not installed, or None."""
+    return f"{_MISSING} (no 'bwrap' on PATH)" if shutil.which("bwrap") is None else None
+
+
+def refusal(problem: str, what: str = "samples", fallback: bool = True) -> str:
+    """The one line that refuses to run `what` without isolation: why, and how to fix it
+    (`fallback`: the caller offers --allow-unsandboxed)."""
     fix = _INSTALL if problem.startswith(_MISSING) else _NAMESPACES
-    return f"refusing to run samples without sandbox isolation: {problem}. Fix: {fix}; {_ALLOW}"
+    allow = f"; {_ALLOW}" if fallback else ""
+    return f"refusing to run {what} without sandbox isolation: {problem}. Fix: {fix}{allow}"
 
 
 def check_isolation(python: Path, scratch_dir: Path | None = None) -> str | None:

@@ -42,10 +42,10 @@ SANDBOX_HOST_UID = 65534  # who that user is on the host when passbench runs as 
 SHM_MB = 64  # size of the sample-writable /dev/shm
 
 # System directories every interpreter needs; visible read-only, everything else is not.
-_SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
+SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
 # Folders the sandbox replaces with its own (the sample's scratch folder, fresh /dev, /proc,
 # /run): a host folder below one of them cannot be shown to samples at its own path.
-_REPLACED_DIRS = ("/tmp", "/var/tmp", "/dev", "/proc", "/run")
+REPLACED_DIRS = ("/tmp", "/var/tmp", "/dev", "/proc", "/run")
 
 _USERNS_HELPER = (
     "import ctypes, os, sys\n"
@@ -145,29 +145,29 @@ def inspect_interpreter(python: Path) -> Interpreter:
         )
     executable, reported = json.loads(done.stdout)
     paths = [os.path.dirname(executable), *reported]
-    needed = _outermost(p for p in paths if not _under_any(p, _SYSTEM_DIRS))
+    needed = outermost(p for p in paths if not under_any(p, SYSTEM_DIRS))
     return Interpreter(Path(executable), tuple(needed))
 
 
-def _under_any(path: str, roots: tuple[str, ...] | list[str]) -> bool:
+def under_any(path: str, roots: tuple[str, ...] | list[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-def _outermost(paths: object) -> list[str]:
+def outermost(paths: object) -> list[str]:
     kept: list[str] = []
     for path in sorted(set(paths), key=len):  # type: ignore[call-overload]
-        if not _under_any(path, kept):
+        if not under_any(path, kept):
             kept.append(path)
     return kept
 
 
-def _refuse_hidden(paths: Sequence[str], what: str) -> None:
+def refuse_hidden(paths: Sequence[str], what: str) -> None:
     """SandboxError when a folder samples need lies where the sandbox shows its own folder
     instead: there it would silently vanish (an interpreter that cannot start, NLTK data
     that is not found)."""
     for path in paths:
-        for replaced in _REPLACED_DIRS:
-            if _under_any(path, [replaced]):
+        for replaced in REPLACED_DIRS:
+            if under_any(path, [replaced]):
                 raise SandboxError(
                     f"{what} {path} is under {replaced}, which the sandbox replaces with its "
                     f"own, so samples could not see it; move it (or the virtual environment "
@@ -175,7 +175,7 @@ def _refuse_hidden(paths: Sequence[str], what: str) -> None:
                 )
 
 
-def _ro_bind(path: str) -> list[str]:
+def ro_bind(path: str) -> list[str]:
     """Arguments that show host `path` read-only at the same place.
 
     Parent folders bubblewrap creates itself are 0700 and owned by the namespace's root, which
@@ -183,9 +183,66 @@ def _ro_bind(path: str) -> list[str]:
     args: list[str] = []
     parent = Path(path).parent
     for ancestor in reversed([parent, *parent.parents]):
-        if str(ancestor) != "/" and not _under_any(str(ancestor), _SYSTEM_DIRS):
+        if str(ancestor) != "/" and not under_any(str(ancestor), SYSTEM_DIRS):
             args += ["--perms", "0755", "--dir", str(ancestor)]
     return [*args, "--ro-bind", path, path]
+
+
+def write_identity_files(folder: Path) -> None:
+    """`passwd` and `group` files for the sandbox's /etc: getpass/pwd work for the sandbox user,
+    host accounts stay hidden."""
+    (folder / "passwd").write_text(
+        "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+        f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:/tmp:/bin/sh\n"
+        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+    )
+    (folder / "group").write_text(f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\nnogroup:x:65534:\n")
+
+
+def system_view(identity_dir: Path) -> list[str]:
+    """bubblewrap arguments for what every sandbox sees of the system: the system folders
+    read-only, the identity files of `write_identity_files(identity_dir)` as /etc/passwd and
+    /etc/group, a fresh /proc and /dev."""
+    args: list[str] = []
+    for top in SYSTEM_DIRS:
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for name in ("passwd", "group"):
+        if os.path.isfile(f"/etc/{name}") and not os.path.islink(f"/etc/{name}"):
+            args += ["--ro-bind", str(identity_dir / name), f"/etc/{name}"]
+    return [*args, "--proc", "/proc", "--dev", "/dev"]
+
+
+def user_namespace_fd() -> int:
+    """For root: a user namespace in which the sandbox user is `nobody` on the host (an
+    O_CLOEXEC descriptor of it, for bubblewrap's `--userns`; pass it and close it after).
+
+    bubblewrap run by root maps the sandbox user to host root, which can read every
+    root-owned file that is visible (/etc/shadow...) and ignores RLIMIT_NPROC. So root makes
+    the namespace itself: namespace root stays host root (bubblewrap needs it to set up the
+    mounts, and what runs first inside gives it up at once), uid 1000 is host nobody."""
+    helper = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _USERNS_HELPER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert helper.stdin is not None and helper.stdout is not None
+    try:
+        if helper.stdout.read(1) != b"u":
+            raise SandboxError("cannot create a user namespace for the sandbox")
+        mapping = f"0 0 1\n{SANDBOX_UID} {SANDBOX_HOST_UID} 1\n"
+        Path(f"/proc/{helper.pid}/uid_map").write_text(mapping)
+        Path(f"/proc/{helper.pid}/gid_map").write_text(mapping)
+        return os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as error:
+        raise SandboxError(f"cannot set up the sandbox's user namespace: {error}") from error
+    finally:
+        with contextlib.suppress(OSError):
+            helper.stdin.close()
+        helper.wait()
 
 
 class BubblewrapLauncher:
@@ -210,22 +267,11 @@ class BubblewrapLauncher:
         interpreter = inspect_interpreter(Path(os.path.abspath(config.python)))
         self.python = interpreter.executable
         self.paths = interpreter.paths
-        _refuse_hidden(interpreter.paths, "the evaluation interpreter's folder")
-        _refuse_hidden(
+        refuse_hidden(interpreter.paths, "the evaluation interpreter's folder")
+        refuse_hidden(
             [str(Path(p).resolve()) for p in config.read_only_paths], "the read-only folder"
         )
-        self._write_identity_files()
-
-    def _write_identity_files(self) -> None:
-        # A minimal passwd/group: getpass/pwd work for the sandbox user, host accounts stay hidden.
-        (self.private_dir / "passwd").write_text(
-            "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-            f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:/tmp:/bin/sh\n"
-            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-        )
-        (self.private_dir / "group").write_text(
-            f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\nnogroup:x:65534:\n"
-        )
+        write_identity_files(self.private_dir)
 
     def arguments(self) -> list[str]:
         """The bubblewrap options shared by every worker (without the user namespace part)."""
@@ -243,22 +289,14 @@ class BubblewrapLauncher:
         ]
         if not limits.allow_network:
             args.append("--unshare-net")
-        for top in _SYSTEM_DIRS:
-            if os.path.islink(top):
-                args += ["--symlink", os.readlink(top), top]
-            elif os.path.isdir(top):
-                args += ["--ro-bind", top, top]
-        for name in ("passwd", "group"):
-            if os.path.isfile(f"/etc/{name}") and not os.path.islink(f"/etc/{name}"):
-                args += ["--ro-bind", str(self.private_dir / name), f"/etc/{name}"]
-        args += ["--proc", "/proc", "--dev", "/dev"]
+        args += system_view(self.private_dir)
         args += ["--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm"]
         args += ["--tmpfs", "/run", "--ro-bind", str(RUNNER), _RUNNER_INSIDE]
         for module in RUNNER_MODULES:
             args += ["--ro-bind", str(module), f"{_INSIDE}/{module.name}"]
         extra = [str(Path(p).resolve()) for p in self.config.read_only_paths]
-        for path in _outermost(p for p in [*self.paths, *extra] if not _under_any(p, _SYSTEM_DIRS)):
-            args += _ro_bind(path)
+        for path in outermost(p for p in [*self.paths, *extra] if not under_any(p, SYSTEM_DIRS)):
+            args += ro_bind(path)
         return args
 
     def _tmp(self, slot: int) -> list[str]:
@@ -280,39 +318,11 @@ class BubblewrapLauncher:
             "/tmp",
         ]
 
-    def _user_namespace(self) -> int:
-        """A user namespace in which the sandbox user is `nobody` on the host.
-
-        bubblewrap run by root maps the sandbox user to host root, which can read every
-        root-owned file that is visible (/etc/shadow...) and ignores RLIMIT_NPROC. So root makes
-        the namespace itself: namespace root stays host root (bubblewrap needs it to set up the
-        mounts, and the worker gives it up at once), uid 1000 is host nobody."""
-        helper = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _USERNS_HELPER],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        assert helper.stdin is not None and helper.stdout is not None
-        try:
-            if helper.stdout.read(1) != b"u":
-                raise SandboxError("cannot create a user namespace for the sandbox")
-            mapping = f"0 0 1\n{SANDBOX_UID} {SANDBOX_HOST_UID} 1\n"
-            Path(f"/proc/{helper.pid}/uid_map").write_text(mapping)
-            Path(f"/proc/{helper.pid}/gid_map").write_text(mapping)
-            return os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError as error:
-            raise SandboxError(f"cannot set up the sandbox's user namespace: {error}") from error
-        finally:
-            with contextlib.suppress(OSError):
-                helper.stdin.close()
-            helper.wait()
-
     def launch(self, cmd_fd: int, msg_fd: int, slot: int) -> Launch:
         command = [str(self.python), "-s", _RUNNER_INSIDE, str(cmd_fd), str(msg_fd)]
         env = sample_environment(self.config, "/tmp", self.python)
         if self.as_root:
-            userns = self._user_namespace()
+            userns = user_namespace_fd()
             argv = [
                 self.bwrap,
                 "--userns",
