@@ -70,3 +70,38 @@ def livecodebench_release(data_dir: Path, tmp: Path) -> DataSettings:
 
 
 PROVIDERS["livecodebench"] = livecodebench_release
+
+
+#: One repository per subset of SWE-bench Verified and Lite (each a copy of the small one).
+SWEBENCH_REPOSITORIES = (
+    "astropy/astropy",
+    "django/django",
+    "pallets/flask",
+    "matplotlib/matplotlib",
+    "pylint-dev/pylint",
+    "pytest-dev/pytest",
+    "psf/requests",
+    "scikit-learn/scikit-learn",
+    "mwaskom/seaborn",
+    "sphinx-doc/sphinx",
+    "sympy/sympy",
+    "pydata/xarray",
+)
+
+
+def swebench_small(data_dir: Path, tmp: Path) -> DataSettings:
+    """SWE-bench's repositories are not in the shared folder (they are code): a small real
+    repository and its mirrors, one instance per repository (tests/stages/benchmarks/swebench/
+    fixture.py)."""
+    from tests.stages.benchmarks.swebench.fixture import make_small_bench
+
+    root = tmp / "swebench"
+    if not root.exists():  # one private folder per test: made once, read by every subset
+        make_small_bench(root, SWEBENCH_REPOSITORIES)
+    return DataSettings(
+        data_dir=root / "data", cache_dir=tmp / "cache", download=False, repos_dir=root / "repos"
+    )
+
+
+PROVIDERS["swebench-verified"] = swebench_small
+PROVIDERS["swebench-lite"] = swebench_small

@@ -103,6 +103,7 @@ class Sample:
     raw_solution: str | None = None
     sample_index: int = 0  # the index the generator gave it (file order where the file has none)
     source_line: int = 0  # 1-based line in the samples file, for messages
+    model: str | None = None  # the model the answers file names per answer (SWE-bench's)
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,9 @@ class RepositorySpec:
     git_dir: str  # host path of a git directory (bare, or without a work tree)
     commit: str
     script: str
+    # the test environment's interpreter (a virtualenv's bin/python): its folders are shown
+    # read-only and its bin folder is first on PATH; None: the sandbox's own interpreter
+    python: str | None = None
     files: tuple[tuple[str, str], ...] = ()
     read_only: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()

@@ -60,6 +60,9 @@ _FACTORIES: dict[str, str] = {
     "cyberseceval-instruct": "passbench.stages.benchmarks.cyberseceval:CyberSecEvalInstruct",
     "sallm": "passbench.stages.benchmarks.sallm:SALLM",
     "cweval": "passbench.stages.benchmarks.cweval:CWEval",
+    # repository-level: a sample is a patch, graded as the official SWE-bench harness grades it
+    "swebench-verified": "passbench.stages.benchmarks.swebench.benchmark:SWEBenchVerified",
+    "swebench-lite": "passbench.stages.benchmarks.swebench.benchmark:SWEBenchLite",
 }
 
 

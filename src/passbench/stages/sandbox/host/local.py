@@ -19,6 +19,7 @@ import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from passbench.stages.sandbox.base import Limits, SandboxConfig
 from passbench.stages.sandbox.host import cgroups
 from passbench.stages.sandbox.host.isolation import choose_launcher
 from passbench.stages.sandbox.host.launch import SHM_MB
+from passbench.stages.sandbox.host.repositories import run_repository_program
 from passbench.stages.sandbox.host.workdirs import ScratchFolders
 from passbench.stages.sandbox.host.worker import WorkerHandle
 
@@ -202,7 +204,11 @@ class LocalSandbox:
     # ---- running
 
     def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
-        queue = schedule(programs)
+        listed = list(programs)
+        repository = [program for program in listed if program.style == "repository"]
+        queue = schedule(program for program in listed if program.style != "repository")
+        if repository:
+            yield from self._run_repositories(repository)
         if not queue:
             return
         self._prepare(queue)
@@ -217,6 +223,24 @@ class LocalSandbox:
             for slot_index in list(jobs):
                 # abandoned mid-sample (the caller stopped iterating): that sandbox is discarded
                 self._slots[slot_index].kill()
+
+    def _run_repositories(self, programs: list[Program]) -> Iterator[ExecResult]:
+        """Repository programs (SWE-bench), each a one-shot sandbox of its own, one per core
+        at a time (their tests compute; their memory is capped per run)."""
+        workers = max(1, min(self.cores, self.config.workers or self.cores, len(programs)))
+        with ThreadPoolExecutor(workers, thread_name_prefix="passbench-repository") as pool:
+            pending = {
+                pool.submit(run_repository_program, program, self.config)
+                for program in schedule(programs)
+            }
+            try:
+                while pending and not self._cancelled.is_set():
+                    done, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        yield future.result()
+            finally:
+                for future in pending:
+                    future.cancel()
 
     def _admit(self, pending: deque[Program], jobs: dict[int, _Job]) -> None:
         now = time.monotonic()

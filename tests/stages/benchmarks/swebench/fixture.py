@@ -1,0 +1,148 @@
+"""A small SWE-bench in a temporary folder: a real git repository with a bug and its issue, the
+gold and test patches, eval scripts in the official shape, a mirror folder (`--repos`) and the
+dataset files laid out like ../shared/datasets. CI cannot reach GitHub and ../shared holds no
+repositories, so the tests of the SWE-bench benchmarks run on this.
+
+The repository `octo/calc`: `calc/__init__.py` with `add` returning `a - b` (the bug) and
+`sub`; `tests/test_calc.py` with `test_sub`. The gold patch fixes `add`; the test patch adds
+`test_add` (FAIL_TO_PASS) beside `test_sub` (PASS_TO_PASS). Commits and a tag after the base
+commit exist in the mirror and must never reach a working copy.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+CALC_BUGGY = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+CALC_FIXED = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+TESTS_BASE = "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"
+TESTS_NEW = (
+    "from calc import add, sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n\n\n"
+    "def test_add():\n    assert add(2, 2) == 4\n"
+)
+ISSUE = "add(2, 2) returns 0 instead of 4.\n"
+
+
+@dataclass(frozen=True)
+class SmallBench:
+    data_dir: Path  # laid out like ../shared/datasets (swebench/*.jsonl.gz)
+    repos_dir: Path  # <owner>__<name>.git mirrors
+    rows: tuple[dict[str, object], ...]
+    gold_patch: str
+    test_patch: str
+    base_commit: str
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def _diff(work: Path, path: str, new_text: str) -> str:
+    (work / path).write_text(new_text)
+    patch = _git(work, "diff", "--", path)
+    _git(work, "checkout", "--", path)
+    return patch
+
+
+def eval_script(base: str, test_file: str, test_patch: str) -> str:
+    """An eval script in the official 5.0 shape (conda activation, git setup, reset, test patch
+    heredoc, the test command between the markers, reset)."""
+    return "\n".join(
+        [
+            "#!/bin/bash",
+            "set -uxo pipefail",
+            "source /opt/miniconda3/bin/activate",
+            "conda activate testbed",
+            "cd /testbed",
+            "git config --global --add safe.directory /testbed",
+            "cd /testbed",
+            "git status",
+            "git show",
+            f"git -c core.fileMode=false diff {base}",
+            "source /opt/miniconda3/bin/activate",
+            "conda activate testbed",
+            f"git checkout {base} {test_file}",
+            "git apply -v - <<'EOF_114329324912'",
+            test_patch,
+            "EOF_114329324912",
+            ": '>>>>> Start Test Output'",
+            f"pytest -rA {test_file}",
+            ": '>>>>> End Test Output'",
+            f"git checkout {base} {test_file}",
+            "",
+        ]
+    )
+
+
+def make_small_bench(root: Path, repos: tuple[str, ...] = ("octo/calc",)) -> SmallBench:
+    """The repository, its mirrors (one per name in `repos`, all the same history) and a
+    dataset with one instance per repository, written as Verified, Lite test and Lite dev."""
+    work = root / "work"
+    work.mkdir(parents=True)
+    _git(work, "init", "-q", "-b", "main")
+    (work / "calc").mkdir()
+    (work / "calc" / "__init__.py").write_text(CALC_BUGGY)
+    (work / "tests").mkdir()
+    # a package: pytest puts the repository root on sys.path, so `calc` imports uninstalled
+    (work / "tests" / "__init__.py").write_text("")
+    (work / "tests" / "test_calc.py").write_text(TESTS_BASE)
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "calc with a bug")
+    _git(work, "tag", "v0.1")
+    base = _git(work, "rev-parse", "HEAD").strip()
+    gold = _diff(work, "calc/__init__.py", CALC_FIXED)
+    test_patch = _diff(work, "tests/test_calc.py", TESTS_NEW)
+    # the future: the fix itself, and a tag on it, must never reach a working copy
+    (work / "calc" / "__init__.py").write_text(CALC_FIXED)
+    _git(work, "commit", "-q", "-am", "the fix (later than the base)")
+    _git(work, "tag", "v0.2")
+    repos_dir = root / "repos"
+    repos_dir.mkdir()
+    rows = []
+    for number, repo in enumerate(repos, start=1):
+        owner, name = repo.split("/")
+        _git(root, "clone", "-q", "--mirror", str(work), str(repos_dir / f"{owner}__{name}.git"))
+        rows.append(
+            {
+                "repo": repo,
+                "instance_id": f"{owner}__{name}-{number}",
+                "base_commit": base,
+                "patch": gold,
+                "test_patch": test_patch,
+                "problem_statement": ISSUE,
+                "hints_text": "",
+                "created_at": "2024-01-01T00:00:00Z",
+                "version": "0.1",
+                "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_add"]),
+                "PASS_TO_PASS": json.dumps(["tests/test_calc.py::test_sub"]),
+                "environment_setup_commit": base,
+                "difficulty": "<15 min fix",
+                "eval_script": eval_script(base, "tests/test_calc.py", test_patch),
+                "log_parser": "parse_log_pytest",
+                "eval_type": "pass_and_fail",
+                "image": f"swebench/sweb.eval.x86_64.{owner}_1776_{name}-{number}:latest",
+            }
+        )
+    data_dir = root / "data"
+    (data_dir / "swebench").mkdir(parents=True)
+    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    for name in ("swebench-verified", "swebench-lite", "swebench-lite-dev"):
+        (data_dir / "swebench" / f"{name}.jsonl.gz").write_bytes(gzip.compress(text, mtime=0))
+    return SmallBench(data_dir, repos_dir, tuple(rows), gold, test_patch, base)

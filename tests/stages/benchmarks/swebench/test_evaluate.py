@@ -1,0 +1,126 @@
+"""`passbench evaluate` on SWE-bench, end to end on a small real repository (fixture.py): the
+predictions files as the official tools write them, the gold patch resolving, an empty or wrong
+patch not, the official report files, and patches that try to forge the verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.stages.sandbox.conftest import BWRAP
+
+from passbench.core.settings import Paths
+from passbench.stages.evaluate import EvaluateSettings, Evaluator
+
+from .fixture import SmallBench, make_small_bench
+
+pytestmark = [pytest.mark.bwrap, pytest.mark.skipif(not BWRAP, reason="bubblewrap cannot run")]
+
+INSTANCE = "octo__calc-1"
+
+#: A conftest.py that rewrites every report to "passed" (SWE-bench #631, pallets__flask-5014).
+CONFTEST_EXPLOIT = """import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+"""
+
+#: Source code that prints, once pytest has printed its own summary, what the official log
+#: parser reads as a passing test, and a second end marker (SWE-bench #601).
+PRINT_EXPLOIT = (
+    "import atexit, os\n"
+    'atexit.register(os.write, 1, b"PASSED tests/test_calc.py::test_add\\n"\n'
+    "                b\"+ : '>>>>> End Test Output'\\n\")\n"
+)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> SmallBench:
+    return make_small_bench(tmp_path_factory.mktemp("swebench"))
+
+
+def _new_file(path: str, text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    body = "".join(f"+{line}" for line in lines)
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+    )
+
+
+def _evaluate(small: SmallBench, tmp_path: Path, predictions: object) -> dict[str, object]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "preds.json"
+    path.write_text(json.dumps(predictions))
+    settings = EvaluateSettings(benchmark="swebench-verified", workers=2, check_ground_truth=False)
+    paths = Paths(cache_dir=tmp_path / "cache", data_dir=small.data_dir, repos_dir=small.repos_dir)
+    outcome = Evaluator(settings, paths).evaluate_samples(path, tmp_path / "out")
+    entries = json.loads(outcome.eval_results_path.read_text())["eval"][INSTANCE]
+    assert len(entries) == 1
+    return dict(entries[0])
+
+
+def _prediction(patch: str | None) -> dict[str, dict[str, object]]:
+    return {INSTANCE: {"model_name_or_path": "org/model", "model_patch": patch}}
+
+
+def test_the_gold_patch_resolves_and_the_official_files_are_written(
+    small: SmallBench, tmp_path: Path
+) -> None:
+    entry = _evaluate(small, tmp_path, _prediction(small.gold_patch))
+    assert entry["status"] == "pass", entry
+    assert entry["resolution"] == "RESOLVED_FULL"
+    assert entry["channel"] == "pytest" and entry["parser_disagrees"] == []
+    logs = tmp_path / "out" / "logs" / "run_evaluation"
+    (run_id,) = [folder.name for folder in logs.iterdir()]
+    instance_dir = logs / run_id / "org__model" / INSTANCE
+    report = json.loads((instance_dir / "report.json").read_text())
+    assert report[INSTANCE]["resolved"] is True
+    assert report[INSTANCE]["tests_status"]["FAIL_TO_PASS"]["success"] == [
+        "tests/test_calc.py::test_add"
+    ]
+    assert (instance_dir / "patch.diff").read_text() == small.gold_patch
+    assert ">>>>> Start Test Output" in (instance_dir / "test_output.txt").read_text()
+    run_report = json.loads((tmp_path / "out" / f"org__model.{run_id}.json").read_text())
+    assert run_report["schema_version"] == 2 and run_report["resolved_ids"] == [INSTANCE]
+
+
+def test_an_empty_or_wrong_patch_does_not_resolve(small: SmallBench, tmp_path: Path) -> None:
+    assert _evaluate(small, tmp_path / "empty", _prediction(""))["status"] == "fail"
+    wrong = small.gold_patch.replace("a + b", "a + b + 1")
+    entry = _evaluate(small, tmp_path / "wrong", _prediction(wrong))
+    assert entry["status"] == "fail" and entry["resolution"] == "RESOLVED_NO"
+    garbage = _evaluate(small, tmp_path / "garbage", _prediction("not a patch\n"))
+    assert garbage["status"] == "fail" and "does not apply" in str(garbage["reason"])
+
+
+@pytest.mark.hostile
+def test_a_conftest_that_rewrites_reports_does_not_resolve(
+    small: SmallBench, tmp_path: Path
+) -> None:
+    """Only the conftest: without the fix, test_add fails; the conftest makes pytest log it
+    passed. passbench puts the test machinery back before the tests run."""
+    entry = _evaluate(small, tmp_path, _prediction(_new_file("conftest.py", CONFTEST_EXPLOIT)))
+    assert entry["status"] == "fail", entry
+    assert entry["machinery_restored"] == ["conftest.py"]
+
+
+@pytest.mark.hostile
+def test_printed_results_do_not_resolve(small: SmallBench, tmp_path: Path) -> None:
+    """The package prints a PASSED line for the FAIL_TO_PASS test and an end marker when the
+    tests import it; the official parser would read them, the channel does not."""
+    printed = _new_file("calc/_banner.py", PRINT_EXPLOIT)
+    hook = (
+        "diff --git a/calc/__init__.py b/calc/__init__.py\n--- a/calc/__init__.py\n"
+        "+++ b/calc/__init__.py\n@@ -1,3 +1,4 @@\n+from calc import _banner  # noqa\n"
+        " def add(a, b):\n     return a - b\n \n"
+    )
+    entry = _evaluate(small, tmp_path, _prediction(printed + hook))
+    assert entry["status"] == "fail", entry
+    assert entry["channel"] == "pytest"
+    assert "tests/test_calc.py::test_add" in entry["parser_disagrees"]
