@@ -13,6 +13,7 @@ from rich.table import Table
 from passbench.apps.cli._progress import RichProgress
 from passbench.apps.cli.options import (
     config_option,
+    repos_option,
     resolve_options,
     selection_options,
     task_selection,
@@ -132,6 +133,7 @@ from passbench.stages.evaluate import (
     type=click.Path(path_type=Path),
     help="A folder laid out like shared/datasets (env: PASSBENCH_DATA_DIR).",
 )
+@repos_option
 @click.option("--nltk-data", type=click.Path(path_type=Path), help="NLTK data for samples.")
 @config_option
 @click.pass_context

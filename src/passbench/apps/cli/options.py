@@ -81,9 +81,17 @@ data_dir_option: Callable[[F], F] = click.option(
 )
 
 
+repos_option: Callable[[F], F] = click.option(
+    "--repos",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="A folder of git repositories named <owner>__<name>.git that repository-level "
+    "benchmarks (SWE-bench) read instead of cloning from GitHub (env: PASSBENCH_REPOS).",
+)
+
+
 def data_options(function: F) -> F:
-    """--dataset-path and --data-dir."""
-    return dataset_path_option(data_dir_option(function))
+    """--dataset-path, --data-dir and --repos."""
+    return dataset_path_option(data_dir_option(repos_option(function)))
 
 
 config_option: Callable[[F], F] = click.option(

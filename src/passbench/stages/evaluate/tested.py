@@ -7,7 +7,7 @@ cached per dataset and environment (the official time limits derive from the dur
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -67,8 +67,15 @@ class TestedStyle:
         with self._cache() as cache:
             programs = self._programs(cache)
             split = SplitRun(cache.done)
+            identity, finalize = self._judging()
             results, isolation, _ = self.execution.run(
-                programs, cache, "ground truth", reuse=True, split=split
+                programs,
+                cache,
+                "ground truth",
+                reuse=True,
+                split=split,
+                identity=identity,
+                finalize=finalize,
             )
             _remember_parts(cache, split)
         return GroundTruth.from_results(programs, self._explained(results)), isolation
@@ -82,6 +89,7 @@ class TestedStyle:
             # long canonical programs run as one program per test method (splitting.py), each
             # part scheduled by its own duration from an earlier run
             split = SplitRun(cache.done)
+            identity, finalize = self._judging()
             with Journal(journal_path, run_fingerprint) as journal:
                 results, isolation, _ = self.execution.run(
                     programs,
@@ -89,11 +97,21 @@ class TestedStyle:
                     "ground truth",
                     reuse=self.execution.settings.resume,
                     split=split,
+                    identity=identity,
+                    finalize=finalize,
                 )
             for program in programs:
                 cache.record(program_sha(program.source), results[program.key])
             _remember_parts(cache, split)
         return GroundTruth.from_results(programs, self._explained(results)), isolation
+
+    def _judging(
+        self,
+    ) -> tuple[Callable[[Program], str] | None, Callable[[Program, ExecResult], ExecResult] | None]:
+        """How the host judges the canonical programs, as it judges samples (SWE-bench's log
+        grading; None: the sandbox's verdict stands)."""
+        judging = self.benchmark.judging({task.task_id: task for task in self.tasks})
+        return judging if judging is not None else (None, None)
 
     def _explained(self, results: Mapping[str, ExecResult]) -> Mapping[str, ExecResult]:
         """The canonical verdicts as the benchmark reads them where it has its own rule

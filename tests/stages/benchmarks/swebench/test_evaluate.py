@@ -5,6 +5,9 @@ patch not, the official report files, and patches that try to forge the verdict.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +127,49 @@ def test_printed_results_do_not_resolve(small: SmallBench, tmp_path: Path) -> No
     assert entry["status"] == "fail", entry
     assert entry["channel"] == "pytest"
     assert "tests/test_calc.py::test_add" in entry["parser_disagrees"]
+
+
+def test_the_cli_grades_the_gold_patches_and_a_jsonl_predictions_file(
+    small: SmallBench, tmp_path: Path
+) -> None:
+    """`passbench evaluate --ground-truth` (the gold patches) and `--samples preds.jsonl`, with
+    the mirrors from --repos, as docs/swebench.md gives them."""
+    environ = {
+        **os.environ,
+        "PASSBENCH_DATA_DIR": str(small.data_dir),
+        "PASSBENCH_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    cli = [sys.executable, "-m", "passbench.apps.cli", "evaluate", "-b", "swebench-lite"]
+    repos = ["--repos", str(small.repos_dir)]
+    truth = subprocess.run(
+        [*cli, "--ground-truth", *repos, "--output-dir", str(tmp_path / "gt")],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert truth.returncode == 0, truth.stdout + truth.stderr
+    tasks = json.loads((tmp_path / "gt" / "ground_truth.json").read_text())["tasks"]
+    assert tasks[INSTANCE]["status"] == "pass"
+    predictions = tmp_path / "preds.jsonl"
+    row = {"instance_id": INSTANCE, "model_name_or_path": "m", "model_patch": small.gold_patch}
+    predictions.write_text(json.dumps(row) + "\n")
+    scored = subprocess.run(
+        [*cli, "--samples", str(predictions), *repos, "--no-gt"],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert scored.returncode == 0, scored.stdout + scored.stderr
+    (pass_at_k,) = tmp_path.glob("*_pass_at_k.json")
+    assert json.loads(pass_at_k.read_text())["pass@1"] == 1.0
+    missing = subprocess.run(
+        [*cli, "--samples", str(predictions), "--repos", str(tmp_path / "nowhere"), "--no-gt"],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert missing.returncode != 0
+    assert "octo__calc.git" in missing.stderr and len(missing.stderr.strip().splitlines()) == 1

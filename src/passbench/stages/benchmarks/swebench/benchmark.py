@@ -36,6 +36,7 @@ from types import MappingProxyType
 from typing import Any
 
 from passbench.core.errors import DatasetError, InputError
+from passbench.core.journal import program_sha
 from passbench.core.records import (
     ErrorCategory,
     ExecResult,
@@ -463,8 +464,16 @@ class _SWEBench(BenchmarkBase):
         instances = {task_id: _instance(task) for task_id, task in tasks.items()}
 
         def identity(program: Program) -> str:
+            # the patch and everything the verdict depends on besides it
             instance = instances[program.task_id]
-            return f"swebench:{instance.instance_id}:{instance.base_commit}"
+            spec = program.repository
+            script = spec.script if spec is not None else ""
+            files = spec.files if spec is not None else ()
+            return program_sha(
+                json.dumps(
+                    [instance.instance_id, instance.log_parser, script, files, program.source]
+                )
+            )
 
         def finalize(program: Program, result: ExecResult) -> ExecResult:
             return _judge(program, result, instances[program.task_id])
