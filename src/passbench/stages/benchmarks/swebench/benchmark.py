@@ -492,6 +492,9 @@ class _SWEBench(BenchmarkBase):
             fields["fail_to_pass"] = status.get("FAIL_TO_PASS")
             fields["pass_to_pass"] = status.get("PASS_TO_PASS")
         fields.update(_extra_of(result))
+        # every repository program runs under the evaluation interpreter today: never an
+        # official SWE-bench environment (docs/swebench.md, "Environments")
+        fields["environment"] = "evaluation interpreter (not the official environment)"
         return fields
 
     def extra_scores(
@@ -502,6 +505,7 @@ class _SWEBench(BenchmarkBase):
         return {
             "verdicts_differing_from_the_official_parser": disagreements,
             "patches_with_test_machinery_restored": restored,
+            "instances_without_their_official_environment": len(entries),
         }
 
     def read_samples(self, path: Path, known_task_ids: Iterable[str]) -> list[Sample] | None:
