@@ -342,6 +342,8 @@ def test_extra_scores(bench: Benchmark, full: LoadedBenchmark) -> None:
 
 def test_insecure_references(bench: Benchmark, full: LoadedBenchmark) -> None:
     assert isinstance(bench.has_insecure_references, bool)
+    assert isinstance(bench.judges_references, bool)
+    assert not bench.judges_references or bench.judging({}) is not None
     for task in full.all_tasks[:PROGRAM_SAMPLE]:
         code = bench.insecure_reference(task)
         if bench.has_insecure_references:

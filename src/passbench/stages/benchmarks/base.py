@@ -245,6 +245,9 @@ class Benchmark(Protocol):
     def has_insecure_references(self) -> bool: ...  # `insecure_reference` gives code
 
     @property
+    def judges_references(self) -> bool: ...  # `judging` also decides the canonical programs
+
+    @property
     def subset_sizes(self) -> Mapping[str, int]: ...  # tasks per subset, as published
 
     def language_of(self, task: Task) -> str:
@@ -489,6 +492,9 @@ class BenchmarkBase:
     programming_language: str = "Python"
     quarantine_failed_references: bool = False
     has_insecure_references: bool = False
+    # the canonical programs' outputs are judged on the host as the samples' are (SWE-bench's
+    # gold patches); False: the sandbox's verdict, then `reference_verdict` (CWEval's self-check)
+    judges_references: bool = False
     # tasks per subset as the benchmark publishes them (a reported score's interval needs
     # them when the per-task results are not published); {}: unknown
     subset_sizes: Mapping[str, int] = MappingProxyType({})

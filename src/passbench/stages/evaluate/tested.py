@@ -108,8 +108,11 @@ class TestedStyle:
     def _judging(
         self,
     ) -> tuple[Callable[[Program], str] | None, Callable[[Program, ExecResult], ExecResult] | None]:
-        """How the host judges the canonical programs, as it judges samples (SWE-bench's log
-        grading; None: the sandbox's verdict stands)."""
+        """How the host judges the canonical programs where the benchmark judges them as it
+        judges samples (SWE-bench's log grading); else none: the sandbox's verdict stands, read
+        by `reference_verdict`."""
+        if not self.benchmark.judges_references:
+            return None, None
         judging = self.benchmark.judging({task.task_id: task for task in self.tasks})
         return judging if judging is not None else (None, None)
 

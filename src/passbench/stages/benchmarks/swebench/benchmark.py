@@ -386,6 +386,7 @@ class _SWEBench(BenchmarkBase):
     # an instance id is in both Verified and Lite: a file of ids alone names neither
     guess_from_ids = False
     subset_field = "repository"
+    judges_references = True  # the gold patches are graded from their test logs too
     prompt_style = SWEBENCH_STYLE
     _files: Mapping[str, DataFile]
 
