@@ -171,6 +171,18 @@ def test_snapshot_sphinx_inferred_pins_and_astropy_py36(exports: dict[str, str])
     ]
 
 
+def test_isolated_backend_shadows_the_environments(exports: dict[str, str]) -> None:
+    """pylint 3.0's pyproject wants setuptools~=66.1; its export has setuptools 41.6.0, which
+    would install it as "UNKNOWN": the install step gets what pip's isolation would have."""
+    lock = lock_from_export(exports["pylint-dev__pylint-8898"], "pylint-dev/pylint", "3.0")
+    assert {pin.name: pin.version for pin in lock.pins}["setuptools"] == "41.6.0"
+    assert [(pin.name, pin.version, pin.origin) for pin in lock.build_pins] == [
+        ("setuptools", "66.1.1", "build: as pip's isolation would"),
+        ("wheel", "0.37.1", "build: as pip's isolation would"),
+    ]
+    assert "#   setuptools==66.1.1  # build: as pip's isolation would" in lock.text
+
+
 def test_pip_section_overrides_conda(tmp_path: Path) -> None:
     text = (
         "name: testbed\ndependencies:\n  - python=3.9.20=he870216_1\n"

@@ -32,6 +32,7 @@ from passbench.core.errors import InputError
 from passbench.stages.benchmarks.swebench.specs import (
     BUILD_TOOLS,
     EXPORT_GAPS,
+    ISOLATED_BACKENDS,
     LeftOutKind,
     RepoSpec,
     classify_conda,
@@ -291,7 +292,8 @@ def lock_from_export(
         name, _, pinned = text_pin.partition("==")
         pins.setdefault(normalize_name(name), Requirement(name, pinned, INFERRED))
     origin = f"# export sha256: {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
-    return _make_lock(repo, "export", python, pins.values(), (), left_out, origin)
+    backends = _build_tools(repo, repo_version, python, pins)
+    return _make_lock(repo, "export", python, pins.values(), backends, (), left_out, origin)
 
 
 def lock_from_spec(spec: RepoSpec) -> EnvironmentLock:
@@ -316,7 +318,8 @@ def lock_from_spec(spec: RepoSpec) -> EnvironmentLock:
         why = "its install step fetched them from PyPI"
         unpinned.append(Unpinned("the repository's own dependencies", why))
     origin = f"# spec: SWE-bench's install spec of {spec.repo} {spec.version}"
-    return _make_lock(spec.repo, "spec", spec.python, pins.values(), unpinned, (), origin)
+    backends = _build_tools(spec.repo, spec.version, spec.python, pins)
+    return _make_lock(spec.repo, "spec", spec.python, pins.values(), backends, unpinned, (), origin)
 
 
 def _split_specs(
@@ -337,18 +340,12 @@ def _make_lock(
     kind: Literal["export", "spec"],
     python: str,
     pins: Iterable[Requirement],
+    build: tuple[Requirement, ...],
     unpinned: Iterable[Unpinned],
     left_out: Iterable[LeftOut],
     origin: str,
 ) -> EnvironmentLock:
     runtime = tuple(sorted(pins, key=lambda pin: pin.key))
-    taken = {pin.key for pin in runtime}
-    minor = ".".join(python.split(".")[:2])
-    build = tuple(
-        Requirement(name, version, "build")
-        for name, _, version in (text.partition("==") for text in _build_tools(repo, minor))
-        if normalize_name(name) not in taken
-    )
     dropped = tuple(sorted(left_out, key=lambda item: (item.kind, item.name)))
     lines = [
         f"# passbench SWE-bench environment lock, schema {LOCK_SCHEMA}",
@@ -370,7 +367,7 @@ def _make_lock(
             "# build: backends for installing the repository offline; on PYTHONPATH "
             "only then, not part of the official environment",
         ]
-        lines += [f"#   {pin.name}=={pin.version}" for pin in build]
+        lines += [f"#   {pin.name}=={pin.version}  # {pin.origin}" for pin in build]
     if unpinned:
         lines += ["#", "# UNPINNED (not reproducible; resolved by pip on the day if allowed):"]
         lines += [f"#   {item}" for item in unpinned]
@@ -393,8 +390,28 @@ def _make_lock(
     )
 
 
-def _build_tools(repo: str, minor: str) -> tuple[str, ...]:
-    return BUILD_TOOLS.get(repo, {}).get(minor, ())
+def _build_tools(
+    repo: str, version: str, python: str, runtime: Mapping[str, Requirement]
+) -> tuple[Requirement, ...]:
+    """The build backends of the install step: those the environment lacks (BUILD_TOOLS), and
+    those pip's isolation would have used instead of the environment's (ISOLATED_BACKENDS)."""
+    minor = ".".join(python.split(".")[:2])
+    isolated = [text.partition("==") for text in ISOLATED_BACKENDS.get((repo, version), ())]
+    shadowed = {normalize_name(name) for name, _, _ in isolated}
+    missing = [
+        (name, version)
+        for name, _, version in (
+            text.partition("==") for text in BUILD_TOOLS.get(repo, {}).get(minor, ())
+        )
+        if normalize_name(name) not in runtime and normalize_name(name) not in shadowed
+    ]
+    return (
+        *(Requirement(name, pinned, "build: not in the environment") for name, pinned in missing),
+        *(
+            Requirement(name, pinned, "build: as pip's isolation would")
+            for name, _, pinned in isolated
+        ),
+    )
 
 
 # --------------------------------------------------------------------- which lock an instance gets

@@ -491,6 +491,14 @@ BUILD_TOOLS: dict[str, dict[str, tuple[str, ...]]] = {
     "pallets/flask": {"3.9": _FLIT, "3.10": _FLIT, "3.11": _FLIT},
 }
 
+# Where the repository's pyproject.toml asks for a build backend the environment's own cannot stand
+# in for, the version pip's build isolation installed instead, on PYTHONPATH during the install
+# only (ahead of the environment's): pylint 3.0 requires setuptools~=66.1 and wheel~=0.37.1, and
+# its export's setuptools 41.6.0 predates pyproject metadata (the install would be "UNKNOWN").
+ISOLATED_BACKENDS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("pylint-dev/pylint", "3.0"): ("setuptools==66.1.1", "wheel==0.37.1"),
+}
+
 # Packages the official images hold that their exports omit: SWE-bench's exports leave out the
 # repository's own distribution and, with it, every package whose name starts with the same word,
 # so Sphinx's exports lack the six sphinxcontrib-* packages Sphinx depends on. Versions: what pip
