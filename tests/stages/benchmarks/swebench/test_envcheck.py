@@ -1,0 +1,122 @@
+"""envcheck.py: per instance, whether it can be evaluated here and why not, on the real rows and
+exports with this machine's interpreters and system packages replaced by fixed answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from passbench.stages.benchmarks.swebench.envcheck import (
+    Support,
+    check_instances,
+    support_table,
+    system_need_met,
+)
+from passbench.stages.benchmarks.swebench.environments import Interpreter
+from passbench.stages.benchmarks.swebench.locks import LockCatalog, read_exports
+from passbench.stages.benchmarks.swebench.specs import SYSTEM_NEEDS, SystemNeed
+
+from .envdata import EXPORTS, LITE, VERIFIED, Row, read_rows
+
+#: pyenv as on the reference machine: 3.6 to 3.13, no 3.5
+INSTALLED = ("3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
+
+
+def pyenv(pin: str) -> Interpreter | None:
+    minor = ".".join(pin.split(".")[:2])
+    if minor not in INSTALLED:
+        return None
+    return Interpreter(Path(f"/pyenv/{minor}.99/bin/python{minor}"), f"{minor}.99", "pyenv",
+                       Path(f"/pyenv/{minor}.99"))  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def verified(data_dir: Path) -> list[Row]:
+    return read_rows(data_dir / "swebench" / VERIFIED)
+
+
+@pytest.fixture(scope="module")
+def catalog(data_dir: Path, verified: list[Row]) -> LockCatalog:
+    return LockCatalog(read_exports(data_dir / "swebench" / EXPORTS), verified)
+
+
+def check(rows: list[Row], catalog: LockCatalog, **options: bool) -> dict[str, Support]:
+    supports = check_instances(rows, catalog, find_python=pyenv, on_host=lambda need: False,
+                               **options)  # fmt: skip
+    return {support.instance_id: support for support in supports}
+
+
+def kinds(support: Support, blocking: bool) -> set[str]:
+    return {p.kind for p in support.problems if p.blocking == blocking}
+
+
+def test_verified_per_repository(verified: list[Row], catalog: LockCatalog) -> None:
+    supports = check(verified, catalog)
+    assert support_table(supports.values()) == [
+        # repository, official, evaluable, total
+        ("astropy/astropy", 16, 16, 22),  # 1.3 and 3.1 bootstrap astropy_helpers online
+        ("django/django", 0, 0, 231),  # no exports here; the spec leaves requirements unpinned
+        ("matplotlib/matplotlib", 0, 0, 34),
+        ("mwaskom/seaborn", 2, 2, 2),
+        ("pallets/flask", 1, 1, 1),
+        ("psf/requests", 2, 2, 8),  # six need httpbin.org
+        ("pydata/xarray", 0, 19, 22),  # conda-only CDAT left out; 3 list cdms2 tests
+        ("pylint-dev/pylint", 10, 10, 10),
+        ("pytest-dev/pytest", 19, 19, 19),
+        ("scikit-learn/scikit-learn", 0, 0, 32),
+        ("sphinx-doc/sphinx", 0, 42, 44),  # sphinxcontrib-* inferred; 7.2 needs graphviz
+        ("sympy/sympy", 75, 75, 75),
+    ]
+    assert kinds(supports["psf__requests-1724"], True) == {"network"}
+    assert kinds(supports["astropy__astropy-7166"], True) == {"install"}
+    assert kinds(supports["pydata__xarray-3305"], True) == {"conda-only"}
+    assert kinds(supports["pydata__xarray-2905"], False) == {"conda-only"}
+    sphinx_72 = [s for s in supports.values() if s.repo == "sphinx-doc/sphinx" and not s.evaluable]
+    assert {kinds(s, True).pop() for s in sphinx_72} == {"system"}
+    assert "graphviz" in sphinx_72[0].problems[-1].detail
+    django = [s for s in supports.values() if s.repo == "django/django"]
+    assert sum("python" in kinds(s, True) for s in django) == 2  # Python 3.5: 1.9 and 1.11
+    flask = supports["pallets__flask-5014"]
+    assert flask.official and flask.lock_source == "export" and flask.problems == ()
+    assert flask.python_pin == "3.11.10" and flask.python_found == "3.11.99"
+    choice = catalog.choose(next(r for r in verified if r.instance_id == "pallets__flask-5014"))
+    assert choice is not None and flask.lock_sha256 == choice.lock.sha256
+
+
+def test_lite_siblings_and_specs(data_dir: Path, catalog: LockCatalog) -> None:
+    lite = read_rows(data_dir / "swebench" / LITE)
+    strict = check(lite, catalog)
+    sibling = strict["psf__requests-1963"]
+    assert sibling.lock_source == "sibling-export"
+    # its own tests were not run without network here: a caveat, not a verdict
+    assert sibling.evaluable and not sibling.official
+    assert kinds(sibling, False) == {"approximate", "network"}
+    spec_only = strict["psf__requests-863"]
+    assert spec_only.lock_source == "spec"
+    assert kinds(spec_only, True) == {"unpinned"}
+    relaxed = check(lite, catalog, allow_unpinned=True)["psf__requests-863"]
+    assert relaxed.evaluable and not relaxed.official
+    assert "unpinned" in kinds(relaxed, False)
+    sympy = strict["sympy__sympy-20049"]
+    assert sympy.lock_source == "sibling-export" and sympy.evaluable and not sympy.official
+
+
+def test_no_interpreter_and_no_lock(verified: list[Row], catalog: LockCatalog) -> None:
+    supports = check_instances(verified[:5], catalog, find_python=lambda pin: None,
+                               on_host=lambda need: True)  # fmt: skip
+    assert all("python" in kinds(s, True) for s in supports)
+    alien = Row("o__r-1", "o/r", "1.0", "abc", (), ())
+    (support,) = check_instances([alien], catalog, find_python=pyenv)
+    assert [p.kind for p in support.problems] == ["no-lock"]
+    assert support.lock_source is None and not support.evaluable
+
+
+def test_host_probes(tmp_path: Path) -> None:
+    assert system_need_met(SystemNeed("coreutils", "program", "ls"))
+    assert not system_need_met(SystemNeed("nothing", "program", "no-such-program-here"))
+    assert system_need_met(SystemNeed("libc6", "library", "c"))
+    assert not system_need_met(SystemNeed("nothing", "library", "no-such-library-here"))
+    assert system_need_met(SystemNeed("x", "file", str(tmp_path)))
+    assert not system_need_met(SystemNeed("x", "file", str(tmp_path / "missing")))
+    assert set(SYSTEM_NEEDS) >= {"graphviz", "libenchant-2-dev", "hunspell-en-us"}
