@@ -198,12 +198,14 @@ def read_exports(path: Path) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class _Export:
+class CondaExport:
+    """The pins of a `conda env export`, as written."""
+
     conda: tuple[tuple[str, str, str], ...]  # (name, version, build)
     pip: tuple[tuple[str, str], ...]
 
 
-def parse_export(text: str, *, where: str = "<export>") -> _Export:
+def parse_export(text: str, *, where: str = "<export>") -> CondaExport:
     """The pins of a `conda env export`; InputError names the export line that is not one."""
     conda: list[tuple[str, str, str]] = []
     pip: list[tuple[str, str]] = []
@@ -235,7 +237,7 @@ def parse_export(text: str, *, where: str = "<export>") -> _Export:
             conda.append((parts[0], parts[1], parts[2]))
     if not conda:
         raise InputError("no dependencies: not a conda export", path=where, field="environment_yml")
-    return _Export(tuple(conda), tuple(pip))
+    return CondaExport(tuple(conda), tuple(pip))
 
 
 def _bad_export(number: int, what: str, where: str) -> InputError:
