@@ -535,11 +535,11 @@ def instance_environment(
     env: BuiltEnvironment, *, step: Literal["install", "test"], home: str
 ) -> dict[str, str]:
     """The variables of the install step or of the test step inside the sandbox (besides what
-    the sandbox sets itself). The build backends are on PYTHONPATH during the install only."""
+    the sandbox sets itself). The build backends are on PYTHONPATH during the install only.
+    No VIRTUAL_ENV: the environment is a Python prefix, as the official conda one is."""
     prefix = env.instance_prefix
     variables = {
         "PATH": f"{prefix}/bin:{env.root}/bin:/usr/local/bin:/usr/bin:/bin",
-        "VIRTUAL_ENV": str(env.root),
         "HOME": home,
         SITE_PREFIX_VARIABLE: str(prefix),
         SITE_PACKAGES_VARIABLE: str(prefix / env.site_packages),

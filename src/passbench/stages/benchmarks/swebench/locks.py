@@ -9,7 +9,8 @@ what the spec leaves unpinned listed; such a lock is built only when the caller 
 Which conda pins become PyPI pins is decided by the rules in `specs.py` (`classify_conda`); every
 pin left out is listed in the lock with its kind and reason, so nothing is dropped silently. The
 lock text names its repository (the build backends depend on it), its Python pin and the sha256
-of the export it came from, never an instance or a version: instances that share an export share
+of the export it came from, never an instance, and a version only through what the version
+changes (inferred pins, isolated backends, a spec's origin): instances that share an export share
 an environment, across versions too (sympy's 75 Verified instances of 12 versions need 2). The
 official harness's key, (repository, version), labels an instance's `EnvironmentChoice` and the
 results. The runtime lines are an evalenv lock (`name==version`, checked by
@@ -33,6 +34,7 @@ from passbench.stages.benchmarks.swebench.specs import (
     BUILD_TOOLS,
     EXPORT_GAPS,
     ISOLATED_BACKENDS,
+    STDLIB_BACKPORTS,
     LeftOutKind,
     RepoSpec,
     classify_conda,
@@ -196,12 +198,14 @@ def read_exports(path: Path) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class _Export:
+class CondaExport:
+    """The pins of a `conda env export`, as written."""
+
     conda: tuple[tuple[str, str, str], ...]  # (name, version, build)
     pip: tuple[tuple[str, str], ...]
 
 
-def parse_export(text: str, *, where: str = "<export>") -> _Export:
+def parse_export(text: str, *, where: str = "<export>") -> CondaExport:
     """The pins of a `conda env export`; InputError names the export line that is not one."""
     conda: list[tuple[str, str, str]] = []
     pip: list[tuple[str, str]] = []
@@ -233,7 +237,7 @@ def parse_export(text: str, *, where: str = "<export>") -> _Export:
             conda.append((parts[0], parts[1], parts[2]))
     if not conda:
         raise InputError("no dependencies: not a conda export", path=where, field="environment_yml")
-    return _Export(tuple(conda), tuple(pip))
+    return CondaExport(tuple(conda), tuple(pip))
 
 
 def _bad_export(number: int, what: str, where: str) -> InputError:
@@ -288,12 +292,27 @@ def lock_from_export(
                 left_out.append(LeftOut(name, version, build, "duplicate", why))
     if not python:
         raise InputError("no python=VERSION pin", path=where, field="environment_yml")
+    left_out += _stdlib_backports(pins, python)
     for text_pin in EXPORT_GAPS.get((repo, repo_version), ()):
         name, _, pinned = text_pin.partition("==")
         pins.setdefault(normalize_name(name), Requirement(name, pinned, INFERRED))
     origin = f"# export sha256: {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
     backends = _build_tools(repo, repo_version, python, pins)
     return _make_lock(repo, "export", python, pins.values(), backends, (), left_out, origin)
+
+
+def _stdlib_backports(pins: dict[str, Requirement], python: str) -> list[LeftOut]:
+    """Take out the conda pins of backports whose module `python`'s standard library has."""
+    have = tuple(int(part) for part in python.split(".")[:2])
+    dropped = []
+    for name, since in STDLIB_BACKPORTS.items():
+        pin = pins.get(normalize_name(name))
+        if pin is not None and pin.origin.startswith("conda ") and have >= since:
+            del pins[pin.key]
+            _, version, build = pin.origin.removeprefix("conda ").split("=")
+            why = f"in the standard library since Python {since[0]}.{since[1]} (conda-forge: empty)"
+            dropped.append(LeftOut(name, version, build, "stdlib", why))
+    return dropped
 
 
 def lock_from_spec(spec: RepoSpec) -> EnvironmentLock:
@@ -399,8 +418,8 @@ def _build_tools(
     isolated = [text.partition("==") for text in ISOLATED_BACKENDS.get((repo, version), ())]
     shadowed = {normalize_name(name) for name, _, _ in isolated}
     missing = [
-        (name, version)
-        for name, _, version in (
+        (name, pinned)
+        for name, _, pinned in (
             text.partition("==") for text in BUILD_TOOLS.get(repo, {}).get(minor, ())
         )
         if normalize_name(name) not in runtime and normalize_name(name) not in shadowed

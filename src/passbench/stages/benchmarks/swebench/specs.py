@@ -687,7 +687,7 @@ NETWORK_NOTES: dict[str, str] = {
 
 # ------------------------------------------------------------------------ conda classification
 
-LeftOutKind = Literal["native", "metapackage", "conda-only", "overridden", "duplicate"]
+LeftOutKind = Literal["native", "metapackage", "conda-only", "overridden", "duplicate", "stdlib"]
 
 # Python packages that exist only on conda-forge at these versions (CDAT, ESMF's Python API), and
 # the fragments of test ids that show a test needs them.
@@ -699,6 +699,10 @@ CONDA_ONLY_PYTHON: dict[str, tuple[str, ...]] = {
     "distarray": ("cdms2",),
     "esmpy": ("esmpy", "esmf"),
 }
+
+# Backports conda-forge still ships, as empty packages, for Pythons whose standard library has the
+# module (from this version on); PyPI's sdist does not compile there (backports.zoneinfo, 3.10).
+STDLIB_BACKPORTS: dict[str, tuple[int, int]] = {"backports.zoneinfo": (3, 9)}
 
 # conda-side packaging artefacts -> the companion through which the PyPI package is pinned
 CONDA_METAPACKAGES: dict[str, str] = {
