@@ -50,7 +50,12 @@ from pathlib import Path
 
 from passbench.core.errors import DatasetError, InputError
 from passbench.stages.benchmarks.swebench.instances import Instance
-from passbench.stages.sandbox.host.workingcopy import isolated_environment, make_working_copy
+from passbench.stages.sandbox.host.workingcopy import (
+    isolated_environment,
+    last_line,
+    make_working_copy,
+    run_git,
+)
 
 #: Where `git clone --mirror` fetches a repository from when the cache lacks it.
 DEFAULT_BASE_URL = "https://github.com"
@@ -161,7 +166,7 @@ class RepositorySource:
             done = _network_git(["clone", "--mirror", "--quiet", url, str(temporary)])
             if done.returncode != 0:
                 raise DatasetError(
-                    f"{repo}: cannot clone {url} into {self.folder}: {_last_line(done.stderr)}"
+                    f"{repo}: cannot clone {url} into {self.folder}: {last_line(done.stderr)}"
                 )
             try:
                 temporary.rename(path)
@@ -178,7 +183,7 @@ def _is_git_dir(path: Path) -> bool:
 
 
 def _has_commit(git_dir: Path, commit: str) -> bool:
-    done = _git(
+    done = run_git(
         ["cat-file", "-e", f"{commit}^{{commit}}"], git_dir=git_dir, env=isolated_environment()
     )
     return done.returncode == 0
@@ -187,26 +192,7 @@ def _has_commit(git_dir: Path, commit: str) -> bool:
 def _fetch(repo: str, git_dir: Path) -> None:
     done = _network_git(["--git-dir", str(git_dir), "fetch", "--quiet", "--prune", "origin"])
     if done.returncode != 0:
-        raise DatasetError(f"{repo}: cannot fetch into {git_dir}: {_last_line(done.stderr)}")
-
-
-def _git(
-    args: list[str],
-    *,
-    env: dict[str, str],
-    git_dir: Path | None = None,
-    stdin: str | None = None,
-) -> subprocess.CompletedProcess[str]:
-    prefix = ["git", "--git-dir", str(git_dir)] if git_dir is not None else ["git"]
-    return subprocess.run(
-        [*prefix, *args],
-        env=env,
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+        raise DatasetError(f"{repo}: cannot fetch into {git_dir}: {last_line(done.stderr)}")
 
 
 def _network_git(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -221,16 +207,6 @@ def _network_git(args: list[str]) -> subprocess.CompletedProcess[str]:
         text=True,
         check=False,
     )
-
-
-def _check(done: subprocess.CompletedProcess[str], message: str) -> None:
-    if done.returncode != 0:
-        raise DatasetError(f"{message}: {_last_line(done.stderr)}")
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "(git said nothing)"
 
 
 def _remove(dest: Path, *, keep_folder: bool) -> None:

@@ -51,17 +51,19 @@ def make_working_copy(repo: str, git_dir: Path, commit: str, dest: Path) -> None
     names it in errors: DatasetError with git's last line)."""
     env = isolated_environment()
     tags = _tags_to_keep(git_dir, commit, env)
-    head = _git(["symbolic-ref", "--short", "-q", "HEAD"], git_dir=git_dir, env=env)
+    head = run_git(["symbolic-ref", "--short", "-q", "HEAD"], git_dir=git_dir, env=env)
     branch = head.stdout.strip() if head.returncode == 0 and head.stdout.strip() else "main"
     dest.mkdir(parents=True, exist_ok=True)
     _check(
-        _git(["init", "--quiet", "--template=", f"--initial-branch={branch}", str(dest)], env=env),
+        run_git(
+            ["init", "--quiet", "--template=", f"--initial-branch={branch}", str(dest)], env=env
+        ),
         f"{repo}: cannot create a repository at {dest}",
     )
     wanted = "".join(f"{oid}\n" for oid in [commit, *(oid for _, oid in tags)])
     pack = dest / ".git" / "objects" / "pack" / "pack"
     _check(
-        _git(
+        run_git(
             ["pack-objects", "--revs", "--quiet", "--delta-base-offset", str(pack)],
             git_dir=git_dir,
             env=env,
@@ -72,11 +74,11 @@ def make_working_copy(repo: str, git_dir: Path, commit: str, dest: Path) -> None
     refs = [f"create refs/heads/{branch} {commit}"] + [f"create {n} {oid}" for n, oid in tags]
     work = ["-c", "core.logAllRefUpdates=false", "-C", str(dest)]
     _check(
-        _git([*work, "update-ref", "--stdin"], env=env, stdin="".join(f"{r}\n" for r in refs)),
+        run_git([*work, "update-ref", "--stdin"], env=env, stdin="".join(f"{r}\n" for r in refs)),
         f"{repo}: cannot create the refs of {dest}",
     )
     _check(
-        _git([*work, "checkout", "--quiet", "--force"], env=env),
+        run_git([*work, "checkout", "--quiet", "--force"], env=env),
         f"{repo}: cannot check out {commit} in {dest}",
     )
 
@@ -84,10 +86,12 @@ def make_working_copy(repo: str, git_dir: Path, commit: str, dest: Path) -> None
 def _tags_to_keep(git_dir: Path, commit: str, env: dict[str, str]) -> list[tuple[str, str]]:
     """(ref name, object id) of the tags that stay: their commit is an ancestor of `commit`
     (or it) and is not dated after it."""
-    shown = _git(["show", "-s", "--format=%ct", f"{commit}^{{commit}}"], git_dir=git_dir, env=env)
+    shown = run_git(
+        ["show", "-s", "--format=%ct", f"{commit}^{{commit}}"], git_dir=git_dir, env=env
+    )
     _check(shown, f"cannot read commit {commit} in {git_dir}")
     base_time = int(shown.stdout.strip())
-    listed = _git(
+    listed = run_git(
         ["for-each-ref", f"--merged={commit}", f"--format={_TAG_FORMAT}", "refs/tags"],
         git_dir=git_dir,
         env=env,
@@ -103,7 +107,7 @@ def _tags_to_keep(git_dir: Path, commit: str, env: dict[str, str]) -> list[tuple
     return kept
 
 
-def _git(
+def run_git(
     args: list[str],
     *,
     env: dict[str, str],
@@ -124,9 +128,9 @@ def _git(
 
 def _check(done: subprocess.CompletedProcess[str], message: str) -> None:
     if done.returncode != 0:
-        raise DatasetError(f"{message}: {_last_line(done.stderr)}")
+        raise DatasetError(f"{message}: {last_line(done.stderr)}")
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else "(git said nothing)"
