@@ -67,21 +67,33 @@ def _skip_reason(longrepr: object) -> str:
     return str(reason).removeprefix("Skipped: ")
 
 
+#: The report property that marks an essential skip: the worker that ran the test sets it,
+#: the process that logs reports gathers it (the same process, or pytest-xdist's controller).
+ESSENTIAL_SKIP_PROPERTY = "passbench_essential_skip"
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
     report = yield
     if report.skipped and _is_essential(item):
         reason = _skip_reason(report.longrepr)
         if not reason.startswith(NOT_APPLICABLE):
-            _essential_skips.append(f"{item.nodeid}: {reason}")
+            report.user_properties.append((ESSENTIAL_SKIP_PROPERTY, reason))
     return report
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, reason in report.user_properties:
+        if name == ESSENTIAL_SKIP_PROPERTY:
+            _essential_skips.append(f"{report.nodeid}: {reason}")
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     """A module that skips while it is collected (a module-level `pytest.importorskip` or
     `pytest.skip(allow_module_level=True)`) drops every test in it before any of the hooks
     above see one: in a dev environment (scripts/setup.sh --dev installs every optional
-    dependency) that is always an inability to test, so it counts as an essential skip."""
+    dependency) that is always an inability to test, so it counts as an essential skip.
+    pytest-xdist sends a worker's skipped collection to the controller, which calls this too."""
     if report.skipped:
         reason = _skip_reason(report.longrepr)
         if not reason.startswith(NOT_APPLICABLE):
@@ -89,6 +101,8 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if hasattr(session.config, "workerinput"):
+        return  # a pytest-xdist worker: its controller gathered the reports and decides
     if not _essential_skips or os.environ.get(ALLOW_SKIPS_VARIABLE) == "1":
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -57,15 +57,18 @@ def test_a_machine_that_cannot_run_them_can_opt_out(tmp_path: Path) -> None:
 CONFTEST = REPO / "tests" / "conftest.py"
 
 
-def _run_guard(pytester: pytest.Pytester, files: dict[str, str]) -> pytest.RunResult:
-    """This repository's tests/conftest.py over `files` (paths under tests/), as CI runs it."""
+def _run_guard(
+    pytester: pytest.Pytester, files: dict[str, str], *options: str
+) -> pytest.RunResult:
+    """This repository's tests/conftest.py over `files` (paths under tests/), as CI runs it
+    (`options`: "-n", "2" runs it over pytest-xdist workers, as scripts/check.sh does)."""
     (pytester.path / "tests").mkdir()
     (pytester.path / "tests" / "conftest.py").write_text(CONFTEST.read_text())
     for name, text in files.items():
         path = pytester.path / "tests" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "tests")
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *options, "tests")
 
 
 @pytest.fixture
@@ -82,9 +85,15 @@ IMPORTORSKIP_MODULE = (
 SKIPPING_TEST = "import pytest\ndef test_it():\n    pytest.skip('chromium is not installed')\n"
 
 
+#: Serially, and over two pytest-xdist workers (where the skips happen in the workers and
+#: the verdict is the controller's).
+RUN_MODES = pytest.mark.parametrize("options", [(), ("-n", "2")], ids=["serial", "xdist"])
+
+
+@RUN_MODES
 @pytest.mark.usefixtures("no_opt_out")
 def test_skips_at_collection_and_in_the_essential_folders_fail_the_run(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, options: tuple[str, ...]
 ) -> None:
     """A module-level importorskip or skip drops its tests before any test hook runs; every
     test under tests/stages/sandbox and tests/apps/leaderboard/web is essential, marked or not;
@@ -108,6 +117,7 @@ def test_skips_at_collection_and_in_the_essential_folders_fail_the_run(
             "apps/leaderboard/web/test_ui.py": SKIPPING_TEST,
             "apps/test_other.py": SKIPPING_TEST,
         },
+        *options,
     )
     assert result.ret == 1, result.stdout.str()
     result.stdout.fnmatch_lines(
@@ -123,9 +133,12 @@ def test_skips_at_collection_and_in_the_essential_folders_fail_the_run(
     assert len(essential) == 4, essential  # not test_root.py, not apps/test_other.py
 
 
+@RUN_MODES
 @pytest.mark.usefixtures("no_opt_out")
-def test_a_run_that_collected_only_a_skipped_module_fails(pytester: pytest.Pytester) -> None:
-    result = _run_guard(pytester, {"test_sdk.py": IMPORTORSKIP_MODULE})
+def test_a_run_that_collected_only_a_skipped_module_fails(
+    pytester: pytest.Pytester, options: tuple[str, ...]
+) -> None:
+    result = _run_guard(pytester, {"test_sdk.py": IMPORTORSKIP_MODULE}, *options)
     assert result.ret == 1, result.stdout.str()
 
 

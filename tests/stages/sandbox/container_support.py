@@ -16,6 +16,7 @@ Everything is skipped, with the reason, where podman cannot run a container.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
 import http.server
@@ -166,8 +167,24 @@ def runner_test_image() -> str:
     if configured:
         return configured
     tag = f"{TEST_IMAGE_REPOSITORY}:{_source_hash()}"
-    if _run("podman", "image", "exists", tag).returncode == 0:
-        return tag
+    with _build_lock():
+        if _run("podman", "image", "exists", tag).returncode != 0:
+            _build_runner_image(tag)
+    return tag
+
+
+@contextlib.contextmanager
+def _build_lock() -> Iterator[None]:
+    """One build at a time: pytest-xdist workers asking for the image together wait for the
+    first to build it, then find it, instead of building it twice."""
+    folder = REPO / "build"
+    folder.mkdir(exist_ok=True)
+    with (folder / "test-image.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _build_runner_image(tag: str) -> None:
     _ensure_base()
     with _wheelhouse() as url:
         command = [
@@ -179,7 +196,6 @@ def runner_test_image() -> str:
         built = _run(*command, timeout=1200)
     if built.returncode != 0:
         pytest.fail(f"building the test image failed: {built.stdout[-1500:]}{built.stderr[-500:]}")
-    return tag
 
 
 @contextlib.contextmanager
