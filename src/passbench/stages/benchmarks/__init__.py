@@ -29,6 +29,7 @@ from passbench.stages.benchmarks.base import (
     BenchmarkInfo,
     DifferentialBenchmark,
     LoadedBenchmark,
+    Original,
     Phase,
     TaskId,
     check_executable,
@@ -44,6 +45,8 @@ from passbench.stages.sandbox.remote.images import Toolchains
 # registry name -> "module:class"; the class is instantiated with no arguments
 _FACTORIES: dict[str, str] = {
     "bigcodebench": "passbench.stages.benchmarks.bigcodebench:BigCodeBench",
+    # BigCodeBench+: a third-party correction of BigCodeBench's tasks, graded the same way
+    "bigcodebench-plus": "passbench.stages.benchmarks.bigcodebench:BigCodeBenchPlus",
     "humaneval": "passbench.stages.benchmarks.humaneval:HumanEval",
     "humanevalplus": "passbench.stages.benchmarks.humaneval:HumanEvalPlus",
     "humaneval-openai": "passbench.stages.benchmarks.humaneval:HumanEvalOpenAI",
@@ -187,6 +190,7 @@ __all__ = [
     "DataSettings",
     "DifferentialBenchmark",
     "LoadedBenchmark",
+    "Original",
     "Phase",
     "PromptStyle",
     "ResolvedFile",
