@@ -22,7 +22,7 @@ from typing import Any
 
 from passbench.core import scoring
 from passbench.core.errors import InputError
-from passbench.core.records import Task
+from passbench.core.records import ErrorCategory, Task
 from passbench.stages.benchmarks import DataSettings, Original, benchmark_names, get_benchmark
 from passbench.stages.results import RunResults
 from passbench.stages.results import task_order as _task_order
@@ -211,6 +211,10 @@ class VerdictChange:
     corrected: float
     fields: tuple[FieldChange, ...]  # () : no field changed, run-to-run variation
     corrected_reference_fails: bool  # the correction's canonical solution fails here
+    # the verdicts for people: the samples' one status ("pass", "fail", "timeout") when they
+    # share it, else the share passing ("40%")
+    official_verdict: str = ""
+    corrected_verdict: str = ""
 
     @property
     def cause(self) -> str:
@@ -252,6 +256,21 @@ class CorrectionReport:
         return sum(1 for change in self.changes if not change.fields)
 
 
+def _verdicts(run: RunResults) -> dict[str, str]:
+    verdicts = {}
+    for task, samples in run.tasks.items():
+        # a failure by the time limit is said apart: on a loaded machine it is the machine
+        statuses = {
+            "timeout" if sample.category is ErrorCategory.TIMEOUT else sample.status
+            for sample in samples
+        }
+        if len(statuses) == 1:
+            verdicts[task] = statuses.pop()
+        elif samples:
+            verdicts[task] = f"{sum(s.passed for s in samples) / len(samples):.0%}"
+    return verdicts
+
+
 def _rates(run: RunResults) -> dict[str, float]:
     return {task: c / n for task, (n, c) in run.counts().items()}
 
@@ -265,6 +284,7 @@ def correction_report(pair: RunPair, diff: TaskSetDiff) -> CorrectionReport:
     official, corrected = _rates(pair.original_run), _rates(pair.corrected_run)
     shared = set(official) & set(corrected)
     failed_refs = set(pair.corrected_run.gt_failed_tasks)
+    said = _verdicts(pair.original_run), _verdicts(pair.corrected_run)
     changes = tuple(
         VerdictChange(
             task_id=task,
@@ -272,6 +292,8 @@ def correction_report(pair: RunPair, diff: TaskSetDiff) -> CorrectionReport:
             corrected=corrected[task],
             fields=diff.changed.get(task, ()),
             corrected_reference_fails=task in failed_refs,
+            official_verdict=said[0][task],
+            corrected_verdict=said[1][task],
         )
         for task in sorted(shared, key=_task_order)
         if official[task] != corrected[task]
@@ -320,6 +342,8 @@ def report_json(report: CorrectionReport) -> dict[str, Any]:
                 "task_id": change.task_id,
                 "official": change.official,
                 "corrected": change.corrected,
+                "official_verdict": change.official_verdict,
+                "corrected_verdict": change.corrected_verdict,
                 "fields": [change.field for change in change.fields],
                 "cosmetic_fields": [c.field for c in change.fields if c.cosmetic],
                 "corrected_reference_fails": change.corrected_reference_fails,
@@ -385,8 +409,8 @@ def report_text(report: CorrectionReport, limit: int | None = None) -> str:
             fails = change.corrected_reference_fails
             note = "; its corrected reference fails here" if fails else ""
             lines.append(
-                f"{change.task_id:<{task_width}}  {_verdict(change.official):>8}  "
-                f"{_verdict(change.corrected):>9}  {change.cause}{note}"
+                f"{change.task_id:<{task_width}}  {change.official_verdict:>8}  "
+                f"{change.corrected_verdict:>9}  {change.cause}{note}"
             )
         if more:
             lines.append(f"... {more} more (--limit 0 lists all)")

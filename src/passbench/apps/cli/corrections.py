@@ -35,8 +35,9 @@ from passbench.stages.evaluate import Evaluator
 from passbench.stages.results import load_results
 
 FORMATS = ("table", "json")
-# evaluate's options that make no sense here: the canonical solutions are not samples
-_NOT_FROM_EVALUATE = {"ground_truth"}
+# evaluate's options that make no sense here: the canonical solutions are not samples, and no
+# benchmark with contest dates has a corrected release
+_NOT_FROM_EVALUATE = {"ground_truth", "since", "until"}
 
 
 def _evaluate_params() -> list[click.Parameter]:

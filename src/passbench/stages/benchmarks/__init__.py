@@ -45,11 +45,11 @@ from passbench.stages.sandbox.remote.images import Toolchains
 # registry name -> "module:class"; the class is instantiated with no arguments
 _FACTORIES: dict[str, str] = {
     "bigcodebench": "passbench.stages.benchmarks.bigcodebench:BigCodeBench",
-    # BigCodeBench+: a third-party correction of BigCodeBench's tasks, graded the same way
-    "bigcodebench-plus": "passbench.stages.benchmarks.bigcodebench:BigCodeBenchPlus",
     "humaneval": "passbench.stages.benchmarks.humaneval:HumanEval",
     "humanevalplus": "passbench.stages.benchmarks.humaneval:HumanEvalPlus",
     "humaneval-openai": "passbench.stages.benchmarks.humaneval:HumanEvalOpenAI",
+    # BigCodeBench+: a third-party correction of BigCodeBench's tasks, graded the same way
+    "bigcodebench-plus": "passbench.stages.benchmarks.bigcodebench:BigCodeBenchPlus",
     # MultiPL-E: one name per language (benchmarks/multiple.py holds the language table)
     "multipl-e-js": "passbench.stages.benchmarks.multiple:MultiPLEJavaScript",
     "multipl-e-cpp": "passbench.stages.benchmarks.multiple:MultiPLECpp",
