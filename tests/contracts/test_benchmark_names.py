@@ -29,6 +29,9 @@ _SHARED = "benchmark modules sharing code or data among themselves (EvalPlus; Mu
 ALLOWED: dict[tuple[str, str], str] = {
     ("stages/evalenv/specs.py", "bigcodebench"): _ENV,
     ("stages/evalenv/specs.py", "cweval"): _ENV,
+    # the environment's lock files, named after it (the "bigcodebench-" of bigcodebench-plus)
+    ("stages/evalenv/specs.py", "bigcodebench-py311.txt"): _ENV,
+    ("stages/evalenv/specs.py", "bigcodebench-py310.txt"): _ENV,
     ("stages/sandbox/remote/images.py", "bigcodebench"): _ENV,
     # the official evaluator's reliability guard, named after the tool it reproduces
     ("stages/sandbox/inside/_guards.py", "bigcodebench"): "the official guard's name",

@@ -23,6 +23,7 @@ _COMMANDS: dict[str, str] = {
     "run": "passbench.apps.cli.run:run",
     "inspect": "passbench.apps.cli.inspect:inspect",
     "compare": "passbench.apps.cli.compare:compare",
+    "corrections": "passbench.apps.cli.corrections:corrections",
     "contamination": "passbench.apps.cli.contamination:contamination",
     "serve": "passbench.apps.cli.serve:serve",
     "image": "passbench.apps.cli.image:image",

@@ -218,6 +218,11 @@ def _print_outcome(console: Console, outcome: EvaluationOutcome, evaluator: Eval
             console.print(f"Failed ground-truth tasks: {', '.join(truth.failed_tasks)}")
     if outcome.missing_tasks:
         console.print(f"[yellow]{len(outcome.missing_tasks)} tasks have no sample[/]")
+    if outcome.excluded_tasks:
+        console.print(
+            f"{len(outcome.excluded_tasks)} tasks excluded by this version (their samples are "
+            f"not scored): {', '.join(outcome.excluded_tasks)}"
+        )
     for name, value in outcome.pass_at_k.items():
         console.print(f"{name}:\t[green]{value:.3f}[/]")
     for name, value in outcome.extra_scores.items():

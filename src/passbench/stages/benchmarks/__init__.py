@@ -29,6 +29,7 @@ from passbench.stages.benchmarks.base import (
     BenchmarkInfo,
     DifferentialBenchmark,
     LoadedBenchmark,
+    Original,
     Phase,
     TaskId,
     check_executable,
@@ -47,6 +48,8 @@ _FACTORIES: dict[str, str] = {
     "humaneval": "passbench.stages.benchmarks.humaneval:HumanEval",
     "humanevalplus": "passbench.stages.benchmarks.humaneval:HumanEvalPlus",
     "humaneval-openai": "passbench.stages.benchmarks.humaneval:HumanEvalOpenAI",
+    # BigCodeBench+: a third-party correction of BigCodeBench's tasks, graded the same way
+    "bigcodebench-plus": "passbench.stages.benchmarks.bigcodebench:BigCodeBenchPlus",
     # MultiPL-E: one name per language (benchmarks/multiple.py holds the language table)
     "multipl-e-js": "passbench.stages.benchmarks.multiple:MultiPLEJavaScript",
     "multipl-e-cpp": "passbench.stages.benchmarks.multiple:MultiPLECpp",
@@ -187,6 +190,7 @@ __all__ = [
     "DataSettings",
     "DifferentialBenchmark",
     "LoadedBenchmark",
+    "Original",
     "Phase",
     "PromptStyle",
     "ResolvedFile",

@@ -13,13 +13,14 @@ from passbench.core.errors import DatasetError
 class RecordReader:
     """Typed access to one JSON record read from `path` at `line`."""
 
-    def __init__(self, record: dict[str, Any], path: Path, line: int) -> None:
+    def __init__(self, record: dict[str, Any], path: Path, line: int, *, prefix: str = "") -> None:
         self.record = record
         self.path = path
         self.line = line
+        self.prefix = prefix  # where a nested record sits in its row: "content."
 
     def error(self, field: str, message: str) -> DatasetError:
-        return DatasetError(f"{self.path}:{self.line}: field '{field}': {message}")
+        return DatasetError(f"{self.path}:{self.line}: field '{self.prefix}{field}': {message}")
 
     def _get(self, field: str) -> Any:
         if field not in self.record:

@@ -103,6 +103,19 @@ class TaskId:
         return f"{self.prefix}{self.number}{self.suffix}"
 
 
+@dataclass(frozen=True)
+class Original:
+    """The benchmark release a corrected benchmark's version replaces, task for task.
+
+    `excluded` are the original's tasks the correction left out: samples for them are
+    skipped (never scored as failures) when the original's sample files are evaluated on the
+    correction."""
+
+    benchmark: str
+    version: str
+    excluded: tuple[str, ...] = ()
+
+
 class Benchmark(Protocol):
     """One benchmark: its data, and how a candidate solution becomes a tested program.
 
@@ -288,6 +301,12 @@ class Benchmark(Protocol):
     def toolchains(self) -> Toolchains | None:
         """The compilers and runtimes its programs need in the runner image besides Python
         (`passbench image build` adds them); None for Python's."""
+        ...
+
+    def corrects(self, version: str) -> Original | None:
+        """The benchmark release whose tasks `version` of this benchmark corrects (a curated
+        re-release with fixed specs, tests and references, e.g. BigCodeBench+), or None.
+        `passbench corrections` sets the two side by side."""
         ...
 
 
@@ -532,6 +551,9 @@ class BenchmarkBase:
 
     def toolchains(self) -> Toolchains | None:
         return None
+
+    def corrects(self, version: str) -> Original | None:
+        return None  # the benchmark's own tasks, not a correction of another's
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ stop sequences): `PROMPT_STYLE`.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,7 +27,7 @@ from passbench.core.errors import DatasetError
 from passbench.core.progress import Progress
 from passbench.core.records import Task
 from passbench.stages.benchmarks._fields import RecordReader
-from passbench.stages.benchmarks.base import BenchmarkBase
+from passbench.stages.benchmarks.base import BenchmarkBase, Original
 from passbench.stages.benchmarks.data import (
     DataFile,
     DataSettings,
@@ -44,8 +45,21 @@ from passbench.stages.benchmarks.prompting import (
 )
 
 NAME = "bigcodebench"
+PLUS_NAME = "bigcodebench-plus"
 _RELEASES = "bigcode-project/bigcodebench-annotation/releases/download"
 _HARD_IDS = "bigcodebench/hard-task-ids.json"
+#: BCBPlus's committed build of each release: the commit, and the sha256 of the file's text
+#: (the `sha256` its Hugging Face card publishes), which a download must match.
+_PLUS_BUILDS = {
+    "v1.0.2": (
+        "e86d63d8c089bd8fd1e16ff6daaa7b43f13e34dc",
+        "3b05c95c55e018d50dadea49d79878e6814ed638d6f89afaf099c4e90dc69a16",
+    ),
+}
+#: The v0.1.4 tasks each BigCodeBench+ release left out (upstream's exclusions).
+_PLUS_EXCLUDED = {
+    "v1.0.2": ("BigCodeBench/354", "BigCodeBench/501", "BigCodeBench/814", "BigCodeBench/1040"),
+}
 
 
 def parse_tasks(path: Path) -> tuple[Task, ...]:
@@ -54,28 +68,61 @@ def parse_tasks(path: Path) -> tuple[Task, ...]:
     seen: dict[str, int] = {}
     for line, raw in read_jsonl(path):
         record = RecordReader(raw, path, line)
-        task_id = record.text("task_id")
-        if task_id in seen:
-            raise record.error("task_id", f"'{task_id}' already on line {seen[task_id]}")
-        seen[task_id] = line
-        tasks.append(
-            Task(
-                benchmark=NAME,
-                task_id=task_id,
-                entry_point=record.text("entry_point"),
-                prompts={
-                    "complete": record.text("complete_prompt"),
-                    "instruct": record.text("instruct_prompt"),
-                },
-                code_prompt=record.text("code_prompt"),
-                test=record.text("test"),
-                canonical_solution=record.text("canonical_solution"),
-                libs=record.string_list("libs"),
-                metadata={"doc_struct": raw.get("doc_struct", "")},
-            )
-        )
+        task_id = _unique_id(record, seen)
+        tasks.append(_task(NAME, task_id, record, {"doc_struct": raw.get("doc_struct", "")}))
     if not tasks:
         raise DatasetError(f"{path}: no tasks in file")
+    return tuple(tasks)
+
+
+def _unique_id(record: RecordReader, seen: dict[str, int]) -> str:
+    task_id = record.text("task_id")
+    if task_id in seen:
+        raise record.error("task_id", f"'{task_id}' already on line {seen[task_id]}")
+    seen[task_id] = record.line
+    return task_id
+
+
+def _task(benchmark: str, task_id: str, fields: RecordReader, metadata: dict[str, Any]) -> Task:
+    """One task from a record with BigCodeBench's fields (a row, or BigCodeBench+'s `content`)."""
+    return Task(
+        benchmark=benchmark,
+        task_id=task_id,
+        entry_point=fields.text("entry_point"),
+        prompts={
+            "complete": fields.text("complete_prompt"),
+            "instruct": fields.text("instruct_prompt"),
+        },
+        code_prompt=fields.text("code_prompt"),
+        test=fields.text("test"),
+        canonical_solution=fields.text("canonical_solution"),
+        libs=fields.string_list("libs"),
+        metadata=metadata,
+    )
+
+
+def parse_plus_tasks(path: Path) -> tuple[Task, ...]:
+    """Tasks of a BigCodeBench+ jsonl(.gz) file: rows `{task_id, version, version_id, status,
+    content: {BigCodeBench's fields but doc_struct}}`. Rows whose status is not "active" are
+    excluded tasks and left out, as BCBPlus leaves them out."""
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for line, raw in read_jsonl(path):
+        record = RecordReader(raw, path, line)
+        task_id = _unique_id(record, seen)
+        if record.text("status") != "active":
+            continue
+        content = raw.get("content")
+        if not isinstance(content, dict):
+            raise record.error("content", "expected an object of the task's fields")
+        revision = raw.get("version")
+        if isinstance(revision, bool) or not isinstance(revision, int):
+            raise record.error("version", f"expected an integer, got {revision!r:.40}")
+        metadata = {"revision": revision, "revision_id": raw.get("version_id", "")}
+        fields = RecordReader(content, path, line, prefix="content.")
+        tasks.append(_task(PLUS_NAME, task_id, fields, metadata))
+    if not tasks:
+        raise DatasetError(f"{path}: no active tasks in file")
     return tuple(tasks)
 
 
@@ -128,6 +175,25 @@ def hard_ids_file(version: str) -> DataFile:
         url_path=f"{_RELEASES}/{version}/BigCodeBench-Hard.jsonl.gz",
         check=parse_hard_ids,
         convert=hard_ids_from_release,
+    )
+
+
+def plus_task_file(version: str) -> DataFile:
+    commit, text_sha256 = _PLUS_BUILDS[version]
+
+    def convert(data: bytes) -> bytes:
+        # the public build is plain jsonl: kept gzipped like the other task files, once its
+        # text is exactly the published release's
+        text = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+        if hashlib.sha256(text).hexdigest() != text_sha256:
+            raise DatasetError(f"BigCodeBench+ {version}: the text's sha256 is not {text_sha256}")
+        return gzip.compress(text, mtime=0)
+
+    return DataFile(
+        relpath=f"bigcodebench/BigCodeBench-Plus-{version}.jsonl.gz",
+        url_path=f"ethanelasky/BCBPlus/raw/{commit}/build/bcbplus_full_{version}.jsonl",
+        check=parse_plus_tasks,
+        convert=convert,
     )
 
 
@@ -202,10 +268,58 @@ class BigCodeBench(BenchmarkBase):
         return task.code_prompt + "\n    pass\n" + solution
 
 
-def select(tasks: tuple[Task, ...], ids: Iterable[str], path: Path) -> tuple[Task, ...]:
-    """The tasks whose ids are in `ids`, in dataset order; every id must be present."""
+class BigCodeBenchPlus(BigCodeBench):
+    """BigCodeBench+ (BCBPlus): BigCodeBench v0.1.4 with corrected specs, tests and canonical
+    solutions, four tasks excluded; graded exactly as BigCodeBench (same programs, environment,
+    limits and calibration). Its Hard subset is BigCodeBench-Hard's ids that it kept."""
+
+    name = PLUS_NAME
+    title = "BigCodeBench+"
+    subset_sizes = MappingProxyType({"full": 1136, "hard": 146})  # v1.0.2
+    versions: tuple[str, ...] = tuple(_PLUS_BUILDS)
+    default_version = "v1.0.2"
+    # its ids are BigCodeBench's: an official file of BigCodeBench ids is BigCodeBench's
+    guess_from_ids = False
+
+    def data_file(self, version: str) -> DataFile:
+        return plus_task_file(version)
+
+    def parse_tasks(self, path: Path) -> tuple[Task, ...]:
+        return parse_plus_tasks(path)
+
+    def select_subset(
+        self,
+        tasks: tuple[Task, ...],
+        subset: str,
+        version: str,
+        source: ResolvedFile,
+        data: DataSettings,
+        progress: Progress | None,
+    ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
+        if subset != "hard":
+            return tasks, ()
+        # the Hard list of the release it corrects; the tasks it excluded are not in it
+        ids_file = resolve(hard_ids_file(self.original_version), data, progress=progress)
+        kept = select(tasks, parse_hard_ids(ids_file.path), source.path, allow_missing=True)
+        return kept, (ids_file,)
+
+    @property
+    def original_version(self) -> str:
+        return BigCodeBench.default_version
+
+    def corrects(self, version: str) -> Original | None:
+        return Original(NAME, self.original_version, _PLUS_EXCLUDED[version])
+
+
+def select(
+    tasks: tuple[Task, ...], ids: Iterable[str], path: Path, *, allow_missing: bool = False
+) -> tuple[Task, ...]:
+    """The tasks whose ids are in `ids`, in dataset order; every id must be present unless
+    `allow_missing` (a corrected release that excluded some)."""
     wanted = set(ids)
     chosen = tuple(task for task in tasks if task.task_id in wanted)
+    if allow_missing:
+        return chosen
     missing = wanted - {task.task_id for task in chosen}
     if missing:
         shown = ", ".join(sorted(missing)[:5])

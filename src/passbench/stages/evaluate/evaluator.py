@@ -158,10 +158,22 @@ class Evaluator:
         # A sample file made for the full benchmark is fine for a subset: the other tasks are
         # skipped, as officially; only ids the dataset version lacks are an error.
         all_ids = {task.task_id for task in self.loaded.all_tasks}
+        # a corrected release takes the original's sample files: samples for the tasks it
+        # excluded are skipped, never scored
+        original = self.benchmark.corrects(self.loaded.version)
+        known = all_ids | set(original.excluded if original is not None else ())
         # a benchmark may take its official tools' answer files as they are (SWE-bench's
         # predictions); anything else is a passbench sample file
-        own = self.benchmark.read_samples(samples_path, all_ids)
-        samples = own if own is not None else read_samples(samples_path, known_task_ids=all_ids)
+        own = self.benchmark.read_samples(samples_path, known)
+        samples = own if own is not None else read_samples(samples_path, known_task_ids=known)
+        excluded = tuple(
+            sorted({s.task_id for s in samples if s.task_id not in all_ids}, key=_task_order)
+        )
+        if excluded:
+            self.progress.warn(
+                f"samples of {len(excluded)} tasks skipped: {self.settings.benchmark} "
+                f"{self.loaded.version} excludes {', '.join(excluded)}"
+            )
         selected = {task.task_id: task for task in self.tasks}
         samples = [sample for sample in samples if sample.task_id in selected]
         if not samples:
@@ -187,6 +199,8 @@ class Evaluator:
         metadata = self._run_metadata(run.isolation)
         metadata["samples_file"] = str(samples_path)
         metadata["missing_tasks"] = list(missing)
+        if excluded:
+            metadata["excluded_tasks"] = list(excluded)
         entries = []
         for sample, code, (result, fields) in zip(samples, codes, run.verdicts, strict=True):
             entry = sample_entry(sample, code, result)
@@ -241,6 +255,7 @@ class Evaluator:
             n_tasks=len(counts),
             n_samples=len(samples),
             missing_tasks=missing,
+            excluded_tasks=excluded,
             ground_truth=truth,
             isolation=run.isolation,
             reused=run.reused,

@@ -74,6 +74,8 @@ class EvaluationOutcome:
     extra_scores: Mapping[str, Any] = field(default_factory=dict)
     # tasks left out of every score, with why (CWEval: references failing the self-check)
     quarantined: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # tasks with samples that the benchmark's version excluded from the release it corrects
+    excluded_tasks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
