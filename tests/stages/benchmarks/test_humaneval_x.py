@@ -266,5 +266,26 @@ def test_env_check_reports_humaneval_x_toolchains() -> None:
     items = {item["name"]: item for item in json.loads(report.output)["items"]}
     for key, language in LANGUAGES.items():
         for tool in (*language.tools, *language.local_tools):
-            assert items[f"humaneval-x {key}: {tool}"]["ok"], tool
+            assert items[f"HumanEval-X {key}: {tool}"]["ok"], tool
     assert any(name.endswith("librand.rlib") for name in items)
+
+
+def test_the_no_output_rule_crosses_the_wire_to_remote_backends() -> None:
+    """docker, podman, ray, e2b and remote receive programs as JSON: JavaScript's pass rule
+    must reach them, and a rule they do not know is refused."""
+    import json
+
+    from passbench.core.errors import PassbenchError
+    from passbench.stages.sandbox.remote import wire
+
+    benchmark = _benchmark("js")
+    task = _tasks("js")["JavaScript/53"]
+    program = benchmark.program(task, benchmark.canonical_code(task), key="w", timeout_s=5.0)
+    data = json.loads(json.dumps(wire.program_to_json(program)))
+    assert data["process"]["pass_rule"] == "silent"
+    assert wire.program_from_json(data) == program
+    del data["process"]["pass_rule"]  # a client from before the field: the exit code decides
+    assert wire.program_from_json(data).process.pass_rule == "exit"  # type: ignore[union-attr]
+    data["process"]["pass_rule"] = "never"
+    with pytest.raises(PassbenchError, match="pass_rule"):
+        wire.program_from_json(data)

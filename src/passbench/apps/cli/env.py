@@ -282,7 +282,7 @@ def _humaneval_x_items() -> list[CheckItem]:
         for tool, fix in fixes.items():
             where = tool_location(tool)
             detail = where or f"missing ({fix}; needed by HumanEval-X {language.title})"
-            name = f"humaneval-x {language.key}: {tool}"
+            name = f"HumanEval-X {language.key}: {tool}"
             items.append(CheckItem("program", name, where is not None, detail))
     return items
 

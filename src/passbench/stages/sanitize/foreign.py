@@ -215,6 +215,9 @@ def span_end(code: str, start: int, language: str) -> int | None:
             parens += 1
         elif char in ")]":
             parens -= 1
+        elif char == "{" and not opened and _type_brace(code, index, parens, language):
+            index = _matching_brace(code, index)
+            continue
         elif char == "{":
             depth += 1
             opened = True
@@ -238,6 +241,34 @@ def span_end(code: str, start: int, language: str) -> int | None:
             return None  # a declaration, not a definition
         index += 1
     return None
+
+
+_GO_TYPE_KEYWORD = re.compile(r"(?:interface|struct)[ \t]*$")
+_TS_TYPE_COLON = re.compile(r":[ \t]*$")
+
+
+def _type_brace(code: str, index: int, parens: int, language: str) -> bool:
+    """Whether the `{` at `index`, before a function's body opened, belongs to a type in its
+    signature: a TypeScript object type among the parameters or as the return type
+    (`{[key: string]: number}`), a Go `interface{}` or `struct{...}`."""
+    if language == "ts":  # among the parameters, or a return type (`): {[k: string]: number} {`)
+        return parens > 0 or _TS_TYPE_COLON.search(code, max(0, index - 20), index) is not None
+    if language == "go":
+        return parens > 0 or _GO_TYPE_KEYWORD.search(code, max(0, index - 20), index) is not None
+    return False
+
+
+def _matching_brace(code: str, index: int) -> int:
+    """Just after the `}` that closes the `{` at `index` (a type's braces hold no strings)."""
+    depth = 0
+    for position in range(index, len(code)):
+        if code[position] == "{":
+            depth += 1
+        elif code[position] == "}":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+    return len(code)
 
 
 @dataclass(frozen=True)
