@@ -58,6 +58,21 @@ SLICE = {
     "rust": ("Rust/32", "Rust/91", "Rust/162"),
 }
 UPSTREAM_WRONG = {"js": ("JavaScript/112", "JavaScript/155")}
+# Chat answers to task 53 with the whole function and a `main` or a demo call around it
+CHAT = {
+    "cpp": "```cpp\n#include <iostream>\nint add(int x, int y) {\n    return x + y;\n}\n"
+    "int main() { std::cout << add(1, 2); }\n```",
+    "go": '```go\npackage main\n\nimport "fmt"\n\nfunc Add(x int, y int) int {\n'
+    "    return x + y\n}\n\nfunc main() {\n    fmt.Println(Add(1, 2))\n}\n```",
+    "java": "```java\nimport java.util.*;\n\nclass Solution {\n"
+    "    public int add(int x, int y) {\n        return x + y;\n    }\n}\n\n"
+    "public class Main {\n"
+    "    public static void main(String[] args) {}\n}\n```",
+    "js": "```javascript\nconst add = (x, y) => {\n  return x + y;\n}\n"
+    "console.log(add(1, 2));\n```",
+    "python": "```python\ndef add(x: int, y: int):\n    return x + y\n\nprint(add(1, 2))\n```",
+    "rust": "```rust\nfn add(x: i32, y: i32) -> i32 {\n    x + y\n}\n\nfn main() {}\n```",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -162,21 +177,7 @@ def test_chat_answers_are_shaped_as_prompt_and_completion(key: str) -> None:
     from passbench.apps.pipeline import sanitize_task_answer
 
     benchmark, task = _benchmark(key), _tasks(key)[f"{LANGUAGES[key].id_prefix}53"]
-    answers = {
-        "cpp": "```cpp\n#include <iostream>\nint add(int x, int y) {\n    return x + y;\n}\n"
-        "int main() { std::cout << add(1, 2); }\n```",
-        "go": '```go\npackage main\n\nimport "fmt"\n\nfunc Add(x int, y int) int {\n'
-        "    return x + y\n}\n\nfunc main() {\n    fmt.Println(Add(1, 2))\n}\n```",
-        "java": "```java\nimport java.util.*;\n\nclass Solution {\n"
-        "    public int add(int x, int y) {\n        return x + y;\n    }\n}\n\n"
-        "public class Main {\n"
-        "    public static void main(String[] args) {}\n}\n```",
-        "js": "```javascript\nconst add = (x, y) => {\n  return x + y;\n}\n"
-        "console.log(add(1, 2));\n```",
-        "python": "```python\ndef add(x: int, y: int):\n    return x + y\n\nprint(add(1, 2))\n```",
-        "rust": "```rust\nfn add(x: i32, y: i32) -> i32 {\n    x + y\n}\n\nfn main() {}\n```",
-    }
-    result = sanitize_task_answer(answers[key], task, "complete")
+    result = sanitize_task_answer(CHAT[key], task, "complete")
     assert result.ok, result.reason
     source = benchmark.program(task, result.code, key="chat", timeout_s=5.0).source
     definition = {
@@ -190,7 +191,7 @@ def test_chat_answers_are_shaped_as_prompt_and_completion(key: str) -> None:
     assert source.count(definition) == 1, source
     assert "fn main() {}" not in source and "func main" not in source
     assert "console.log" not in source and "print(add" not in source
-    assert source.count("public class Main") == (1 if key == "java" else 0)
+    assert source.count("class Main") == (1 if key == "java" else 0)
 
 
 def _run(sandbox: Sandbox, programs: list[Program]) -> dict[str, ExecResult]:
@@ -289,3 +290,17 @@ def test_the_no_output_rule_crosses_the_wire_to_remote_backends() -> None:
     data["process"]["pass_rule"] = "never"
     with pytest.raises(PassbenchError, match="pass_rule"):
         wire.program_from_json(data)
+
+
+@pytest.mark.slow
+def test_chat_answers_pass_in_the_sandbox(sandbox: Sandbox) -> None:
+    from passbench.apps.pipeline import sanitize_task_answer
+
+    programs = []
+    for key in KEYS:
+        benchmark, task = _benchmark(key), _tasks(key)[f"{LANGUAGES[key].id_prefix}53"]
+        code = sanitize_task_answer(CHAT[key], task, "complete").code
+        programs.append(benchmark.program(task, code, key=key, timeout_s=5.0))
+    results = _run(sandbox, programs)
+    for key in KEYS:
+        assert results[key].status == "pass", (key, results[key].reason)

@@ -79,7 +79,8 @@ def _definition(language: str, name: str) -> re.Pattern[str]:
     elif language == "java":
         pattern = (
             r"^[ \t]*(?:@\w+[ \t\n]+)*(?:(?:public|private|protected|static|final|synchronized)"
-            r"[ \t]+)*(?:<[^;{}]*>[ \t]+)?[\w<>\[\],.? \t]+?[ \t]"
+            # the return type starts with a word character: not a doc line (`>>> add(2, 3)`)
+            r"[ \t]+)*(?:<[^;{}]*>[ \t]+)?\w[\w<>\[\],.? \t]*?[ \t]"
             rf"{n}[ \t]*\([^;{{}}]*\)[^;{{}}]*\{{"
         )
     elif language == "rs":
@@ -664,6 +665,9 @@ def _build(
     return program
 
 
+_JAVA_MAIN_CLASS = re.compile(r"(?:(?:public|final)\s+)*class\s+Main\b")
+
+
 def _build_java(code: str, found: _Found, target: str, header: str, shape: _Shape) -> str:
     around = _java_class(code, found.start)
     end = found.end if found.end is not None else len(code)
@@ -683,6 +687,8 @@ def _build_java(code: str, found: _Found, target: str, header: str, shape: _Shap
     extra_top = []
     for a, b in _items(outside, "java"):
         text = outside[a:b].strip("\n")
+        if not shape.tests_close and _JAVA_MAIN_CLASS.match(_strip_comments_head(text, "java")):
+            continue  # HumanEval-X's tests are `public class Main`
         if _keep_item(text, "java", imports):
             extra_top.append(re.sub(r"^(\s*)public\s+", r"\1", text))
     # MultiPL-E's tests call the methods from `main` in the same class: they must be static
