@@ -30,11 +30,13 @@ ARG ENVIRONMENTS="bigcodebench"
 ARG PASSBENCH_VERSION=""
 ARG PYTHON_VERSION=""
 ARG BIGCODEBENCH_LOCK_SHA256=""
-# MultiPL-E's toolchains (MULTIPLE=1; `passbench image build --with-multipl-e` passes all three
-# from the language table in src/passbench/stages/benchmarks/multiple.py; these defaults are the same, for hand builds)
+# MultiPL-E's and HumanEval-X's toolchains from Debian (MULTIPLE=1; `passbench image build --with-multipl-e`
+# passes all three from the language tables in src/passbench/stages/benchmarks/multiple.py and humanevalx.py;
+# these defaults are the same, for hand builds). Not here yet: what scripts/setup.sh adds from npm (tsc,
+# js-md5) and the Rust crates it builds.
 ARG MULTIPLE=""
-ARG MULTIPLE_PACKAGES="nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit"
-ARG MULTIPLE_TOOLS="node g++ javac java /usr/share/java/javatuples.jar rustc lua5.3 /usr/share/lua/5.3/luaunit.lua"
+ARG MULTIPLE_PACKAGES="nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit golang-go libboost-dev libssl-dev golang-github-stretchr-testify-dev"
+ARG MULTIPLE_TOOLS="node g++ javac java /usr/share/java/javatuples.jar rustc lua5.3 /usr/share/lua/5.3/luaunit.lua go /usr/include/boost/any.hpp /usr/include/openssl/md5.h /usr/share/gocode/src/github.com/stretchr/testify/assert"
 
 # bubblewrap isolates each sample inside the container; the rest is what BigCodeBench's programs
 # run (evalenv/apt-packages.txt) and what building its lock compiles (g++), and with MULTIPLE=1
@@ -100,7 +102,7 @@ LABEL org.opencontainers.image.title="passbench runner" \
       org.passbench.python_version="${PYTHON_VERSION}" \
       org.passbench.environments="${ENVIRONMENTS}" \
       org.passbench.env.bigcodebench.lock_sha256="${BIGCODEBENCH_LOCK_SHA256}" \
-      org.passbench.toolchains="${MULTIPLE:+js cpp java rs lua}"
+      org.passbench.toolchains="${MULTIPLE:+js cpp java rs lua go ts}"
 
 USER passbench
 WORKDIR /home/passbench

@@ -26,6 +26,8 @@ GOOD = {
     "java": "        return x + y;\n",
     "rs": "    x + y\n",
     "lua": "    return x + y\nend\n",
+    "go": "    return x + y\n}\n",
+    "ts": "  return x + y;\n}\n",
 }
 
 

@@ -7,7 +7,9 @@
 #   `passbench security` (a separate venv: semgrep's pins clash with passbench's own).
 #
 #   bash scripts/setup.sh          # what running evaluations (and passbench serve) needs
-#   bash scripts/setup.sh --multipl-e  # plus MultiPL-E's toolchains (node, g++, JDK, rustc, lua)
+#   bash scripts/setup.sh --multipl-e  # plus the toolchains of MultiPL-E and HumanEval-X (node,
+#                                  # tsc and js-md5 from npm, g++, JDK, rustc and the crates
+#                                  # HumanEval-X uses, lua, go and testify)
 #   bash scripts/setup.sh --dev    # plus test dependencies (pytest, chromium for report tests,
 #                                  # podman for the container backend's tests, PostgreSQL for the
 #                                  # store's tests, MultiPL-E's toolchains)
@@ -40,7 +42,11 @@ fi
 if [ "$multiple" = 1 ]; then
   # MultiPL-E's languages, built and run inside the sandbox from /usr (src/passbench/stages/benchmarks/multiple.py;
   # `passbench env check multipl-e` says what is missing)
-  packages+=(nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit)
+  packages+=(nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit golang-go)
+  # HumanEval-X's (benchmarks/humanevalx.py): boost and openssl headers for two C++ tasks, Go's
+  # testify as a GOPATH tree, and the Rust crates' sources with cargo to build them offline
+  packages+=(libboost-dev libssl-dev golang-github-stretchr-testify-dev cargo
+             librust-rand-dev librust-regex-dev librust-md5-dev)
 fi
 missing=()
 for package in "${packages[@]}"; do
@@ -52,6 +58,76 @@ if [ "${#missing[@]}" -gt 0 ]; then
   [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ "$multiple" = 1 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  # From npm, into /usr/local (on the sandbox's PATH): TypeScript's compiler for multipl-e-ts
+  # (MultiPL-E's 5.x line) and js-md5, which HumanEval-X's JavaScript/162 requires.
+  npm_cmd=(npm)
+  if ! command -v npm >/dev/null; then
+    if [ -f /usr/lib/node_modules/npm/bin/npm-cli.js ]; then
+      npm_cmd=(node /usr/lib/node_modules/npm/bin/npm-cli.js)  # NodeSource's nodejs bundles npm
+    else
+      DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq npm >/dev/null
+    fi
+  fi
+  npm_wanted=(typescript@5.9.3 js-md5@0.8.3)
+  for spec in "${npm_wanted[@]}"; do
+    name="${spec%@*}"; version="${spec##*@}"
+    installed=$(node -p "try { require('/usr/local/lib/node_modules/$name/package.json').version } catch (e) { '' }")
+    [ "$installed" = "$version" ] || $sudo_cmd "${npm_cmd[@]}" install -g --prefix /usr/local --silent "$spec"
+  done
+  # HumanEval-X's Rust crates (rand with 0.4's interface, regex, md5), built once from Debian's
+  # crate sources with Debian's cargo and rustc (the rustc samples are compiled with) into
+  # /usr/local/lib/passbench/humaneval-x-rust; rebuilt when scripts/humaneval-x-rust changes.
+  crates=/usr/local/lib/passbench/humaneval-x-rust
+  stamp=$(cat scripts/humaneval-x-rust/Cargo.toml scripts/humaneval-x-rust/rand04/Cargo.toml \
+    scripts/humaneval-x-rust/rand04/src/lib.rs | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$crates/stamp" 2>/dev/null)" != "$stamp" ]; then
+    build=$(mktemp -d)
+    cp -r scripts/humaneval-x-rust/. "$build/project"
+    mkdir -p "$build/cargo-home"
+    cp scripts/humaneval-x-rust/.cargo-config.toml "$build/cargo-home/config.toml"
+    (cd "$build/project" && env PATH=/usr/bin:/bin CARGO_HOME="$build/cargo-home" RUSTC=/usr/bin/rustc \
+      CARGO_TARGET_DIR="$build/target" /usr/bin/cargo build --release --message-format=json \
+      > "$build/messages.json")
+    $sudo_cmd rm -rf "$crates"
+    $sudo_cmd mkdir -p "$crates/deps"
+    $sudo_cmd cp "$build"/target/release/deps/*.rlib "$crates/deps/"
+    # the rlibs samples name with --extern: the rand of rand04/ (not Debian's 0.8), regex, md5
+    python3 - "$build/messages.json" <<'PY' | while read -r crate file; do $sudo_cmd cp "$file" "$crates/lib$crate.rlib"; done
+import json, sys
+for line in open(sys.argv[1]):
+    message = json.loads(line)
+    if message.get("reason") != "compiler-artifact":
+        continue
+    crate, package = message["target"]["name"], message["package_id"]
+    if crate in ("regex", "md5") or (crate == "rand" and "path+file" in package):
+        print(crate, next(f for f in message["filenames"] if f.endswith(".rlib")))
+PY
+    echo "$stamp" | $sudo_cmd tee "$crates/stamp" >/dev/null
+    rm -rf "$build"
+  fi
+  # HumanEval-X's Go: a build cache holding testify and the standard packages compiled (and
+  # vetted) once, which each sample copies, so that a sample compiles only its own file (a cold
+  # cache costs ~12 s of CPU per sample); rebuilt when go or the seed program changes.
+  seed=/usr/local/lib/passbench/humaneval-x-go
+  stamp=$( (go version; cat scripts/humaneval-x-go/main_test.go) | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$seed/stamp" 2>/dev/null)" != "$stamp" ]; then
+    build=$(mktemp -d)
+    cp scripts/humaneval-x-go/main_test.go "$build/main_test.go"
+    (cd "$build" && env -i PATH=/usr/bin:/bin HOME="$build" GOPROXY=off GOTOOLCHAIN=local GOFLAGS= \
+      GOENV=off GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$build/gocache" \
+      go test -c -o "$build/seed.test" "$build/main_test.go")
+    $sudo_cmd rm -rf "$seed"
+    $sudo_cmd mkdir -p "$seed"
+    $sudo_cmd cp -r "$build/gocache" "$seed/gocache"
+    $sudo_cmd chmod -R a+rX "$seed"
+    echo "$stamp" | $sudo_cmd tee "$seed/stamp" >/dev/null
+    rm -rf "$build"
+  fi
 fi
 
 python3 -m venv .venv

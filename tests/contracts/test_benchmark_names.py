@@ -47,11 +47,15 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("analysis/security/_icd_regex.py", "cyberseceval"): "a key of the ICD's config.yaml",
     # `env check multipl-e` reports MultiPL-E's tool locations: not yet a hook (issue 21)
     ("apps/cli/env.py", "passbench.stages.benchmarks.multiple"): "not yet a hook",
+    ("apps/cli/env.py", "passbench.stages.benchmarks.humanevalx"): "not yet a hook",
     # the click parameter of --with-multipl-e, not a benchmark
     ("apps/cli/image.py", "multiple"): "a parameter name",
     ("stages/benchmarks/mbpp.py", "passbench.stages.benchmarks.humaneval"): _SHARED,
     ("stages/benchmarks/multiple.py", "humaneval"): _SHARED,
     ("stages/benchmarks/multiple.py", "mbpp"): _SHARED,
+    # HumanEval-X's own names and data folder, which begin with HumanEval's family prefix
+    ("stages/benchmarks/humanevalx.py", "humaneval-x-"): "its own names",
+    ("stages/benchmarks/humanevalx.py", "humaneval-x/"): "its own data folder",
 }
 
 

@@ -132,6 +132,10 @@ class ProcessSpec:
     run_timeout_s: float
     output_cap: int = 2048  # bytes of stdout and of stderr kept (MultiPL-E's max_output_size)
     syntax_markers: tuple[str, ...] = ()  # a failed run whose stderr has one: SyntaxError
+    # when the run passes: "exit" (it exits 0) or "silent" (it writes nothing to stdout or
+    # stderr, whatever its exit code: HumanEval-X's JavaScript rule, where console.assert only
+    # prints)
+    pass_rule: Literal["exit", "silent"] = "exit"
 
 
 @dataclass(frozen=True)

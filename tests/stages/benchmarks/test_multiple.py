@@ -28,6 +28,8 @@ HAVE_DATA = (DATA_DIR / "multipl-e").is_dir()
 # C++, Java and Rust the tests close the function; in JavaScript and Lua the completion does.
 GOOD = {
     "js": "  return x + y;\n}\n",
+    "go": "    return x + y\n}\n",
+    "ts": "  return x + y;\n}\n",
     "cpp": "    return x + y;\n",
     "java": "        return x + y;\n",
     "rs": "    x + y\n",
@@ -35,6 +37,8 @@ GOOD = {
 }
 WRONG = {
     "js": "  return x - y;\n}\n",
+    "go": "    return x - y\n}\n",
+    "ts": "  return x - y;\n}\n",
     "cpp": "    return x - y;\n",
     "java": "        return x - y;\n",
     "rs": "    x - y\n",
@@ -42,6 +46,9 @@ WRONG = {
 }
 SYNTAX = {
     "js": "  return x + ;\n}\n",
+    "go": "    return x + \n}\n",
+    # a type error: tsc fails, which MultiPL-E counts as a SyntaxError
+    "ts": '  return x + y + "";\n}\n',
     "cpp": "    return x + ;\n",
     "java": "        return x + ;\n",
     "rs": "    x + \n",
@@ -49,6 +56,8 @@ SYNTAX = {
 }
 LOOP = {
     "js": "  while (true) {}\n}\n",
+    "go": "    for {\n    }\n}\n",
+    "ts": "  while (true) {}\n}\n",
     "cpp": "    volatile long n = 0;\n    while (true) { n++; }\n",
     "java": "        while (true) {}\n",
     "rs": "    loop {}\n",
@@ -69,6 +78,17 @@ MORE = {
             "    n % 2 == 0\n",
         ),
     ],
+    "go": [
+        ("HumanEval_23_strlen", "    return len(myString)\n}\n", "    return 1\n}\n"),
+        (
+            "mbpp_3_is_not_prime",
+            "    if n < 2 {\n        return true\n    }\n    for d := 2; d < n; d++ {\n"
+            "        if n%d == 0 {\n            return true\n        }\n    }\n"
+            "    return false\n}\n",
+            "    return n%2 == 0\n}\n",
+        ),
+    ],
+    "ts": [("HumanEval_23_strlen", "  return string.length;\n}\n", "  return 1;\n}\n")],
     "lua": [
         ("HumanEval_23_strlen", "    return #string\nend\n", "    return 1\nend\n"),
         (
@@ -128,12 +148,14 @@ def _run(sandbox: Sandbox, programs: list[Program]) -> dict[str, ExecResult]:
 
 
 def test_every_language_is_registered_and_loads() -> None:
-    counts = {"js": 161, "cpp": 161, "java": 158, "rs": 510, "lua": 558}
+    counts = {"js": 161, "cpp": 161, "java": 158, "rs": 510, "lua": 558, "go": 528, "ts": 159}
     for key, count in counts.items():
         loaded = _benchmark(key).load(data=DataSettings(data_dir=DATA_DIR, download=False))
         assert len(loaded) == count
     mbpp = _benchmark("lua").load("v3", "mbpp", data=DataSettings(data_dir=DATA_DIR))
     assert len(mbpp) == 397 and all(t.task_id.startswith("mbpp_") for t in mbpp)
+    go = _benchmark("go").load("v3", "humaneval", data=DataSettings(data_dir=DATA_DIR))
+    assert len(go) == 154 and all(t.task_id.startswith("HumanEval_") for t in go)
 
 
 def test_completion_is_cut_at_the_first_stop_token() -> None:
@@ -202,7 +224,16 @@ def test_every_task_round_trips_through_the_chat_sanitizer(key: str) -> None:
     from passbench.apps.pipeline import sanitize_task_answer
 
     benchmark = _benchmark(key)
-    closing = {"js": "", "cpp": "\n}", "java": "\n    }\n}", "rs": "\n}", "lua": ""}[key]
+    closing = {
+        "js": "",
+        "cpp": "\n}",
+        "java": "\n    }\n}",
+        "rs": "\n}",
+        "lua": "",
+        "go": "",
+        "ts": "",
+    }
+    closing = closing[key]
     fence = LANGUAGES[key].fence_names[0]
     tasks = benchmark.load(data=DataSettings(data_dir=DATA_DIR, download=False))
     for task in tasks:
@@ -264,6 +295,7 @@ def test_chat_answers_pass_in_the_sandbox(sandbox: Sandbox, key: str) -> None:
 
 
 def test_env_check_reports_a_missing_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
     from dataclasses import replace
 
     from click.testing import CliRunner
@@ -273,11 +305,20 @@ def test_env_check_reports_a_missing_toolchain(monkeypatch: pytest.MonkeyPatch) 
 
     ok = CliRunner().invoke(cli, ["env", "check", "multipl-e", "--json"])
     assert ok.exit_code == 0, ok.output
+    found = {item["name"]: item["detail"] for item in json.loads(ok.output)["items"]}
+    assert found["go: go"].endswith("/bin/go") and found["ts: tsc"].endswith("/bin/tsc")
     broken = replace(LANGUAGES["lua"], tools=("lua-that-is-not-installed",))
     monkeypatch.setitem(multiple.LANGUAGES, "lua", broken)
     missing = CliRunner().invoke(cli, ["env", "check", "multipl-e"])
     assert missing.exit_code == 1
     assert "lua-that-is-not-installed" in missing.output and "lua-unit" in missing.output
+    # TypeScript's compiler comes from npm: the fix says so
+    no_tsc = replace(LANGUAGES["ts"], npm_tools=("tsc-that-is-not-installed",))
+    monkeypatch.setitem(multiple.LANGUAGES, "ts", no_tsc)
+    report = CliRunner().invoke(cli, ["env", "check", "multipl-e", "--json"])
+    items = {item["name"]: item for item in json.loads(report.output)["items"]}
+    item = items["ts: tsc-that-is-not-installed"]
+    assert not item["ok"] and "npm install -g typescript@5.9.3" in item["detail"]
 
 
 @pytest.mark.slow

@@ -43,6 +43,18 @@ FULL = {
         '  local words = "end"\n  for _ = 1, 1 do end\n  return helper(x) + y\nend\n\n'
         "print(add(2, 3))\nreturn add\n```\n"
     ),
+    # a package clause, an import the prompt lacks (and one only main uses), a raw string
+    "go": (
+        'Here you go:\n\n```go\npackage main\n\nimport (\n\t"fmt"\n\t"strings"\n)\n\n'
+        "// helper returns its argument.\nfunc helper(a int) int {\n\treturn a\n}\n\n"
+        "func add(x int, y int) int {\n\ts := `}`\n\t_ = strings.TrimSpace(s)\n"
+        "\treturn helper(x) + y\n}\n\nfunc main() {\n\tfmt.Println(add(2, 3))\n}\n```\n"
+    ),
+    "ts": (
+        "```typescript\ntype Num = number;\n\nfunction helper<T>(a: T): T {\n  return a;\n}\n\n"
+        "function add(x: Num, y: number): number {\n  const label: string = `sum: ${x + y} }`;\n"
+        "  return helper(x) + y;\n}\n\nconsole.log(add(2, 3));\nexport { add };\n```\n"
+    ),
 }
 
 BODY = {
@@ -51,6 +63,8 @@ BODY = {
     "java": "```java\n        return x + y;\n```\n",
     "rs": "```rs\n    x + y\n```\n",
     "lua": "```lua\n    return x + y\n```\n",
+    "go": "```go\n    return x + y\n}\n```\n",
+    "ts": "```ts\n  return x + y;\n}\n```\n",
 }
 
 # a Python draft first (another language: ignored), then a wrong draft, then the fix
@@ -82,6 +96,17 @@ SEVERAL = {
         "```lua\nfunction add(x, y)\n  return x - y\nend\n```\nCorrected:\n"
         "```lua\nfunction add(x, y)\n  return x + y\nend\n```\n"
     ),
+    "go": (
+        "```python\ndef add(x, y):\n    return x + y\n```\n"
+        "```go\nfunc add(x int, y int) int {\n\treturn x - y\n}\n```\nCorrected:\n"
+        "```go\nfunc add(x int, y int) int {\n\treturn x + y\n}\n```\n"
+    ),
+    "ts": (
+        "```python\ndef add(x, y):\n    return x + y\n```\n"
+        "```typescript\nfunction add(x: number, y: number): number {\n  return x - y;\n}\n```\n"
+        "Corrected:\n```typescript\nfunction add(x: number, y: number): number {\n"
+        "  return x + y;\n}\n```\n"
+    ),
 }
 
 # no fence at all: prose, then the code
@@ -91,6 +116,8 @@ UNFENCED = {
     "java": "Solution:\npublic static long add(long x, long y) {\n    return x + y;\n}\n",
     "rs": "Solution:\nfn add(x: isize, y: isize) -> isize {\n    x + y\n}\n",
     "lua": "Solution:\nlocal function add(x, y)\n  return x + y\nend\n",
+    "go": "Solution:\nfunc add(x int, y int) int {\n\treturn x + y\n}\n",
+    "ts": "Solution:\nfunction add(x: number, y: number): number {\n  return x + y;\n}\n",
 }
 
 WRONG_FULL = {

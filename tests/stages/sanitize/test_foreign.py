@@ -26,6 +26,11 @@ PROMPTS = {
     ),
     "rs": "/// Add two numbers x and y\nfn add(x: isize, y: isize) -> isize {\n",
     "lua": "-- Add two numbers x and y\nlocal function add(x, y)\n",
+    "go": (
+        'package add_test\n\nimport (\n    "testing"\n    "fmt"\n)\n\n'
+        "// Add two numbers x and y\nfunc add(x int, y int) int {\n"
+    ),
+    "ts": "//Add two numbers x and y\nfunction add(x: number, y: number): number {\n",
 }
 TESTS = {
     "js": "function test() { assert.deepEqual(add(2, 3), 5); }\n",
@@ -36,6 +41,8 @@ TESTS = {
     ),
     "rs": "}\n\nfn main() {\n    assert_eq!(add(2, 3), 5);\n}\n",
     "lua": "lu = require('luaunit')\nos.exit(lu.LuaUnit.run())\n",
+    "go": 'func TestAdd(t *testing.T) {\n  fmt.Sprintf("%v", add(2, 3))\n}\n',
+    "ts": "function test() { assert.deepEqual(add(2, 3), 5); }\n",
 }
 DEFINITION = {
     "js": r"function add\(",
@@ -43,6 +50,8 @@ DEFINITION = {
     "java": r"long add\(",
     "rs": r"fn add\(",
     "lua": r"function add\(",
+    "go": r"func add\(",
+    "ts": r"function add\(",
 }
 
 
@@ -74,6 +83,8 @@ def test_one_definition_in_the_prompts_shape(key: str, kind: str) -> None:
     assert len(re.findall(DEFINITION[key], program)) == 1, program
     assert _balanced(program, key), program
     header = PROMPTS[key][: PROMPTS[key].index("\n", PROMPTS[key].index("Add two")) + 1]
+    if key == "go" and kind == "FULL":  # the import the answer's code uses joins the prompt's
+        header = header.replace('"fmt"\n', '"fmt"\n    "strings"\n')
     assert result.code.startswith(header)  # includes, imports, class Problem, doc comment
     assert "+ y" in result.code and "- y" not in result.code  # SEVERAL: the fix, last
     assert "def add" not in result.code  # the Python block is not read
@@ -87,6 +98,7 @@ def test_full_answer_keeps_helpers_and_drops_main_and_demo_calls(key: str) -> No
     assert re.search(r"\bhelper\b", code.split("add(")[0])  # declared before the function
     assert "main" not in code
     assert "print" not in code and "console.log" not in code and "module.exports" not in code
+    assert "export {" not in code
     if key in ("cpp", "java", "rs"):  # the tests close the function
         assert code.rstrip().endswith("+ y;") or code.rstrip().endswith("+ y")
     if key == "java":
@@ -95,6 +107,11 @@ def test_full_answer_keeps_helpers_and_drops_main_and_demo_calls(key: str) -> No
         assert "public static long add" in code
     if key == "lua":
         assert "return add" not in code  # a module's return would end the chunk early
+    if key == "go":  # one package clause; the import the kept code uses joins the prompt's
+        assert code.count("package ") == 1 and code.count("import (") == 1
+        assert '"strings"' in code and code.count('"fmt"') == 1
+    if key == "ts":
+        assert "type Num = number;" in code.split("function add")[0]
 
 
 def test_block_of_another_language_only_is_not_read() -> None:
@@ -205,6 +222,8 @@ def test_a_direct_completion_is_left_as_it_is(key: str) -> None:
         "java": "        return x + y;",
         "rs": "    x + y",
         "lua": "    return x + y\nend",
+        "go": "    return x + y\n}",
+        "ts": "  return x + y;\n}",
     }[key]
     program = PROMPTS[key] + body
     assert _sanitize(key, program).code.rstrip() == program.rstrip()

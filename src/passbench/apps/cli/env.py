@@ -163,7 +163,8 @@ def _offline_nltk_error(
 def check(ctx: click.Context, /, name: str, **options: Any) -> None:
     """Report what environment NAME lacks; exit code 1 when anything is missing.
 
-    `multipl-e` checks the system toolchains MultiPL-E's languages build and run with."""
+    `multipl-e` checks the system toolchains MultiPL-E's and HumanEval-X's languages build and
+    run with."""
     if name == _TOOLCHAINS:
         report = _toolchain_report()
         if options["as_json"]:
@@ -254,12 +255,36 @@ def _toolchain_report() -> EnvReport:
 
     items = []
     for language in LANGUAGES.values():
-        for tool in language.tools:
+        packages = " ".join(language.debian_packages)
+        fixes = {tool: f"apt-get install {packages}" for tool in language.tools}
+        npm = " ".join(language.npm_packages)
+        fixes.update({tool: f"npm install -g {npm}" for tool in language.npm_tools})
+        for tool, fix in fixes.items():
             where = tool_location(tool)
-            packages = " ".join(language.debian_packages)
-            detail = where or f"missing (apt-get install {packages}; needed by {language.title})"
+            detail = where or f"missing ({fix}; needed by {language.title})"
             items.append(CheckItem("program", f"{language.key}: {tool}", where is not None, detail))
+    items += _humaneval_x_items()
     return EnvReport(_TOOLCHAINS, Path("/usr/bin"), tuple(items))
+
+
+def _humaneval_x_items() -> list[CheckItem]:
+    """HumanEval-X's toolchains: Debian's, and what scripts/setup.sh adds (npm's js-md5, the
+    Rust crates it builds)."""
+    from passbench.stages.benchmarks.humanevalx import LANGUAGES
+    from passbench.stages.benchmarks.multiple import tool_location
+
+    items = []
+    for language in LANGUAGES.values():
+        fixes = {
+            tool: "apt-get install " + " ".join(language.debian_packages) for tool in language.tools
+        }
+        fixes.update({tool: "bash scripts/setup.sh --multipl-e" for tool in language.local_tools})
+        for tool, fix in fixes.items():
+            where = tool_location(tool)
+            detail = where or f"missing ({fix}; needed by HumanEval-X {language.title})"
+            name = f"HumanEval-X {language.key}: {tool}"
+            items.append(CheckItem("program", name, where is not None, detail))
+    return items
 
 
 def _print_report(report: EnvReport, console: Console) -> None:

@@ -1,4 +1,4 @@
-"""MultiPL-E: HumanEval (and MBPP, for Lua and Rust) translated to other languages.
+"""MultiPL-E: HumanEval (and MBPP, for Lua, Rust and Go) translated to other languages.
 
 One `Language` record per language in ONE table (`LANGUAGES`); one registered benchmark per
 language (`multipl-e-js`, `multipl-e-cpp`, ...), because the registry, the results and pass@k
@@ -66,16 +66,32 @@ class Language:
     # have no build step to fail)
     syntax_markers: tuple[str, ...] = ()
     fence_names: tuple[str, ...] = ()  # info strings of a chat answer's fenced block
+    has_mbpp: bool = False  # the data file holds MBPP tasks too (subsets humaneval and mbpp)
+    data_language: str = ""  # the records' `language` field when it is not `key` (Go's)
+    # what comes from the npm registry instead (`npm install -g`, scripts/setup.sh), and the
+    # executables it provides; the runner image has Debian's packages only
+    npm_packages: tuple[str, ...] = ()
+    npm_tools: tuple[str, ...] = ()
 
 
 _JAVATUPLES = "/usr/share/java/javatuples.jar"
+#: `go test` offline: no module proxy, no toolchain download, no GOFLAGS from anywhere, its
+#: build cache and GOPATH in the sample's own folder (emptied after every sample)
+GO_OFFLINE = (
+    "GOPROXY=off",
+    "GOTOOLCHAIN=local",
+    "GOFLAGS=",
+    "GOENV=off",
+    "GOCACHE={dir}/.gocache",
+)
 _JAVAC = ("javac", "-J-Xmx1g", "-encoding", "UTF8", "-cp", _JAVATUPLES)
 # The JVM reserves its heap and class space up front; with the default heap (a quarter of the
 # machine's memory) it does not start under the sample's address-space limit.
 _JVM = ("-Xmx1g", "-Xss8m", "-XX:+UseSerialGC", "-XX:-UsePerfData")
 
 #: Every language, in one table. Time limits are MultiPL-E's: safe_subprocess.run's default 15 s
-#: for each build and run, but Rust's run, which eval_rust.py gives 5 s.
+#: for each build and run, but Rust's run, which eval_rust.py gives 5 s, and Go's `go test`
+#: (build and run in one), which eval_go.py gives 30 s.
 LANGUAGES: dict[str, Language] = {
     language.key: language
     for language in (
@@ -135,6 +151,7 @@ LANGUAGES: dict[str, Language] = {
             tools=("rustc",),
             debian_packages=("rustc",),
             fence_names=("rust", "rs"),
+            has_mbpp=True,
         ),
         Language(
             key="lua",
@@ -151,6 +168,49 @@ LANGUAGES: dict[str, Language] = {
             # lua reports a parse error as "lua5.3: <file>:<line>: <message> near <token>"
             syntax_markers=("' expected near", "unexpected symbol near", "syntax error near"),
             fence_names=("lua",),
+            has_mbpp=True,
+        ),
+        Language(
+            key="go",
+            title="Go",
+            # `go test` takes only *_test.go files; the prompt's package is `<name>_test`
+            filename="program_test.go",
+            build=(),
+            run=("env", *GO_OFFLINE, "GOPATH={dir}/.gopath", "go", "test", "{file}"),
+            build_timeout_s=30.0,
+            run_timeout_s=30.0,
+            stop_tokens=("\nfunc", "struct", "\n// "),
+            data_file="multipl-e-go.json",
+            tools=("go",),
+            debian_packages=("golang-go",),
+            # eval_go.py: "[setup failed]" or "[build failed]" on go test's stdout is a
+            # SyntaxError; go prints the compiler's (and vet's) messages under this header on
+            # its stderr then, and only then (the tests' own output goes to stdout)
+            syntax_markers=("# command-line-arguments",),
+            fence_names=("go", "golang"),
+            has_mbpp=True,
+            data_language="go_test.go",
+        ),
+        Language(
+            key="ts",
+            title="TypeScript",
+            filename="program.ts",
+            # eval_ts.py: tsc writes program.js beside the source; a failed tsc (a type error
+            # too) is a SyntaxError
+            build=(("tsc", "--target", "esnext", "{file}"),),
+            run=("node", "{dir}/{stem}.js"),
+            build_timeout_s=15.0,
+            run_timeout_s=15.0,
+            stop_tokens=("\nfunction ", "\n/*", "\n//", "\nclass"),
+            data_file="multipl-e-humaneval-ts.json",
+            tools=("node",),
+            debian_packages=("nodejs",),
+            syntax_markers=("SyntaxError",),
+            fence_names=("typescript", "ts"),
+            # MultiPL-E's image installs the latest release; 5.x is the line it was run with
+            # (TypeScript 6 and 7 change the defaults a file compiles under, e.g. `strict`)
+            npm_packages=("typescript@5.9.3",),
+            npm_tools=("tsc",),
         ),
     )
 }
@@ -189,8 +249,9 @@ def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task
         if task_id in seen:
             raise record.error("task_id", f"'{task_id}' appears twice")
         seen.add(task_id)
-        if record.text("language") != language.key:
-            raise record.error("language", f"expected '{language.key}'")
+        expected = language.data_language or language.key
+        if record.text("language") != expected:
+            raise record.error("language", f"expected '{expected}'")
         stops = (
             record.string_list("stop_tokens")
             if "stop_tokens" in record.record
@@ -264,7 +325,7 @@ class MultiPLE(BenchmarkBase):
     """One language of MultiPL-E (the subclasses below pick it)."""
 
     language: Language
-    id_prefix = "HumanEval_"  # and mbpp_ for Lua and Rust: see parse_task_id
+    id_prefix = "HumanEval_"  # and mbpp_ for Lua, Rust and Go: see parse_task_id
     versions = ("v3",)  # the Hugging Face dataset's current prompts (see the data's PROVENANCE)
     default_version = "v3"
     env_name: str | None = None  # the worker only starts the toolchain: any Python 3 will do
@@ -283,7 +344,7 @@ class MultiPLE(BenchmarkBase):
 
     @property
     def subsets(self) -> tuple[str, ...]:  # type: ignore[override]
-        if self.language.key in ("lua", "rs"):
+        if self.language.has_mbpp:
             return ("full", "humaneval", "mbpp")
         return ("full",)
 
@@ -388,6 +449,14 @@ class MultiPLELua(MultiPLE):
     language = LANGUAGES["lua"]
 
 
+class MultiPLEGo(MultiPLE):
+    language = LANGUAGES["go"]
+
+
+class MultiPLETypeScript(MultiPLE):
+    language = LANGUAGES["ts"]
+
+
 #: The sandbox's PATH (sandbox/host/launch.py) less the interpreter's folder: toolchains must be
 #: there, not in a user's own folders (~/.cargo/bin is not visible inside)
 _PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -402,4 +471,5 @@ def tool_location(tool: str) -> str | None:
 
 def missing_tools(language: Language) -> list[str]:
     """The language's executables and files missing here; empty when its toolchain is complete."""
-    return [tool for tool in language.tools if tool_location(tool) is None]
+    wanted = (*language.tools, *language.npm_tools)
+    return [tool for tool in wanted if tool_location(tool) is None]

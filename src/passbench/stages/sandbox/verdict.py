@@ -251,7 +251,10 @@ _ASSERTION_HINTS = (
     "assertion failed",
     "assertion `left",
     "expected: ",  # luaunit, on stdout
+    "--- FAIL: ",  # go test: a test that reported an error (t.Errorf)
 )
+#: go test's output of a test that panicked: it also shows "--- FAIL:", but is no assertion
+_GO_PANIC = re.compile(r"^panic: ", re.MULTILINE)
 
 
 def _process_result(
@@ -288,7 +291,9 @@ def _process_result(
         memory = any(hint in stderr for hint in _MEMORY_HINTS)
         if memory:
             category = ErrorCategory.OUT_OF_MEMORY
-        elif any(hint in stderr + stdout for hint in _ASSERTION_HINTS):
+        elif any(hint in stderr + stdout for hint in _ASSERTION_HINTS) and not _GO_PANIC.search(
+            stdout
+        ):
             category = ErrorCategory.ASSERTION_FAILED
         else:
             category = ErrorCategory.EXCEPTION

@@ -1,4 +1,5 @@
-"""Extract a MultiPL-E program (JavaScript, C++, Java, Rust, Lua) from a chat model's answer.
+"""Extract a program in another language (MultiPL-E's JavaScript, TypeScript, C++, Java, Rust,
+Go, Lua; HumanEval-X's) from a chat model's answer.
 
     sanitize_foreign(answer, language=..., fence_names=..., entry_point=..., prompt=...)
 
@@ -11,13 +12,19 @@ its own around it. So the answer is cut into pieces and put back in the shape th
     in Java up to and including `class Problem {`)
     + the answer's other items (includes, helpers, structs; before the function, so C++ and Lua
       see them declared), less any `main` and less lines the prompt already has
-    + the answer's function: closed in JavaScript and Lua, its last `}` left to the tests in
-      C++, Java and Rust.
+    + the answer's function: closed in JavaScript, TypeScript, Go and Lua, its last `}` left to
+      the tests in C++, Java and Rust.
 
 An answer holding only the function's body continues the prompt instead (prompt + body), closed
-or left open the same way. The function is found with a regular expression on its name per
-language (below) and its end by a scanner that skips strings and comments and counts braces (or,
-in Lua, block keywords against `end`): no grammar is needed for that, and no parser dependency.
+or left open the same way. Where the tests do not close the function (`tests_close=False`:
+HumanEval-X, whose completions end the function, and in Java the class too) it is kept closed.
+Go has no semicolons: its top-level items start at a line beginning with a keyword; the answer's
+`package` clause is dropped, and its imports that the kept code uses are added to the prompt's
+import block (`merge_imports`; HumanEval-X's evaluator adds imports by its own rule instead).
+
+The function is found with a regular expression on its name per language (below) and its end
+by a scanner that skips strings and comments and counts braces (or, in Lua, block keywords
+against `end`): no grammar is needed for that, and no parser dependency.
 Known limits: a JavaScript regular-expression literal or a Rust raw string holding an unbalanced
 brace, and a C++ macro that opens a brace, mislead the scanner (the program then fails, honestly).
 
@@ -30,15 +37,18 @@ model correcting itself writes the fix last).
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from passbench.stages.sanitize.extract import SanitizeResult
 from passbench.stages.sanitize.fences import find_blocks
 from passbench.stages.sanitize.thinking import split_thinking
 
-BRACE_LANGUAGES = ("js", "cpp", "java", "rs")
+BRACE_LANGUAGES = ("js", "ts", "cpp", "java", "rs", "go")
+# JavaScript's rules (template literals, arrow functions) hold for TypeScript too
+_JS_LIKE = ("js", "ts")
 LANGUAGE_KEYS = (*BRACE_LANGUAGES, "lua")
 # The tests close the function (and Java's the class) in these languages.
 _TESTS_CLOSE = ("cpp", "java", "rs")
@@ -47,7 +57,16 @@ _TESTS_CLOSE = ("cpp", "java", "rs")
 def _definition(language: str, name: str) -> re.Pattern[str]:
     """Where a definition of the function `name` starts (the match begins at its line)."""
     n = re.escape(name)
-    if language == "js":
+    if language == "ts":
+        pattern = (
+            rf"^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?function\b[ \t]*\*?[ \t]*{n}[ \t]*"
+            r"(?:<[^>\n]*>)?[ \t]*\("
+            rf"|^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+{n}[ \t]*(?::[^=\n]+)?=[ \t]*"
+            r"(?:async\b[ \t]*)?(?:function\b|\([^()]*\)[ \t]*(?::[^=\n]+)?=>|\w+[ \t]*=>)"
+        )
+    elif language == "go":
+        pattern = rf"^func[ \t]+{n}[ \t]*(?:\[[^\]\n]*\])?[ \t]*\("
+    elif language == "js":
         pattern = (
             rf"^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?function\b[ \t]*\*?[ \t]*{n}[ \t]*\("
             rf"|^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+{n}[ \t]*=[ \t]*"
@@ -60,7 +79,8 @@ def _definition(language: str, name: str) -> re.Pattern[str]:
     elif language == "java":
         pattern = (
             r"^[ \t]*(?:@\w+[ \t\n]+)*(?:(?:public|private|protected|static|final|synchronized)"
-            r"[ \t]+)*(?:<[^;{}]*>[ \t]+)?[\w<>\[\],.? \t]+?[ \t]"
+            # the return type starts with a word character: not a doc line (`>>> add(2, 3)`)
+            r"[ \t]+)*(?:<[^;{}]*>[ \t]+)?\w[\w<>\[\],.? \t]*?[ \t]"
             rf"{n}[ \t]*\([^;{{}}]*\)[^;{{}}]*\{{"
         )
     elif language == "rs":
@@ -80,6 +100,8 @@ def _definition(language: str, name: str) -> re.Pattern[str]:
 # Lines where code starts in an answer without fences (prose before them is dropped).
 _CODE_START = {
     "js": r"(?:function|const|let|var|class|import|export|'use strict'|\"use strict\")\b",
+    "ts": r"(?:function|const|let|var|class|import|export|type|interface|enum|declare)\b",
+    "go": r"(?:package|import|func|type|var|const)\b",
     "cpp": r"(?:#include|#define|using|template|struct|class|union|namespace|typedef)\b"
     r"|[\w:<>]+[ \t]+\w+[ \t]*\(",
     "java": r"(?:import|class|public|private|protected|static|final)\b",
@@ -163,7 +185,7 @@ def span_end(code: str, start: int, language: str) -> int | None:
             continue
         char = code[index]
         if char in '"`' or (char == "'" and _is_char_literal(code, index, language)):
-            if char == "`" and language != "js":
+            if char == "`" and language not in _JS_LIKE and language != "go":
                 index += 1
                 continue
             index = _skip_string(code, index, char)
@@ -194,6 +216,9 @@ def span_end(code: str, start: int, language: str) -> int | None:
             parens += 1
         elif char in ")]":
             parens -= 1
+        elif char == "{" and not opened and _type_brace(code, index, parens, language):
+            index = _matching_brace(code, index)
+            continue
         elif char == "{":
             depth += 1
             opened = True
@@ -201,7 +226,7 @@ def span_end(code: str, start: int, language: str) -> int | None:
             depth -= 1
             if opened and depth == 0:
                 return index + 1
-        elif not opened and parens == 0 and language == "js":
+        elif not opened and parens == 0 and language in _JS_LIKE:
             # an arrow function with an expression body: `const f = (x) => x + 1;`
             if char == ";":
                 return index + 1
@@ -217,6 +242,34 @@ def span_end(code: str, start: int, language: str) -> int | None:
             return None  # a declaration, not a definition
         index += 1
     return None
+
+
+_GO_TYPE_KEYWORD = re.compile(r"(?:interface|struct)[ \t]*$")
+_TS_TYPE_COLON = re.compile(r":[ \t]*$")
+
+
+def _type_brace(code: str, index: int, parens: int, language: str) -> bool:
+    """Whether the `{` at `index`, before a function's body opened, belongs to a type in its
+    signature: a TypeScript object type among the parameters or as the return type
+    (`{[key: string]: number}`), a Go `interface{}` or `struct{...}`."""
+    if language == "ts":  # among the parameters, or a return type (`): {[k: string]: number} {`)
+        return parens > 0 or _TS_TYPE_COLON.search(code, max(0, index - 20), index) is not None
+    if language == "go":
+        return parens > 0 or _GO_TYPE_KEYWORD.search(code, max(0, index - 20), index) is not None
+    return False
+
+
+def _matching_brace(code: str, index: int) -> int:
+    """Just after the `}` that closes the `{` at `index` (a type's braces hold no strings)."""
+    depth = 0
+    for position in range(index, len(code)):
+        if code[position] == "{":
+            depth += 1
+        elif code[position] == "}":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+    return len(code)
 
 
 @dataclass(frozen=True)
@@ -295,7 +348,9 @@ def _items(code: str, language: str) -> list[tuple[int, int]]:
         char = code[index]
         if char in '"`' or (char == "'" and _is_char_literal(code, index, language)):
             index = (
-                _skip_string(code, index, char) if char != "`" or language == "js" else index + 1
+                _skip_string(code, index, char)
+                if char != "`" or language in _JS_LIKE or language == "go"
+                else index + 1
             )
             continue
         preprocessor = char == "#" and language == "cpp" and depth == 0
@@ -357,7 +412,107 @@ _MAIN = {
     "cpp": re.compile(r"^\s*(?:int|void|auto)\s+main\s*\("),
     "java": re.compile(r"^\s*(?:@\w+\s+)*(?:public\s+)?static\s+void\s+main\s*\("),
     "rs": re.compile(r"^\s*(?:#\[[^\]]*\]\s*)*fn\s+main\s*\("),
+    "go": re.compile(r"^\s*func\s+main\s*\("),
 }
+
+_GO_HEADER = re.compile(r"(?:package|import)\b")
+_GO_ITEM = re.compile(r"^(?:package|import|func|type|var|const)\b", re.M)
+_GO_IMPORT_BLOCK = re.compile(r"^import[ \t]*\((.*?)^\)", re.M | re.S)
+_GO_SPEC = re.compile(r'^(?:([\w.]+)[ \t]+)?"([^"\n]+)"')
+
+
+def _depth_zero(code: str, positions: list[int], language: str) -> set[int]:
+    """Those of `positions` (ascending) that are outside any brace or parenthesis."""
+    wanted = iter(positions)
+    target = next(wanted, None)
+    found: set[int] = set()
+    depth = 0
+    index = 0
+    while target is not None:
+        while target is not None and index >= target:
+            if index == target and depth == 0:
+                found.add(target)
+            target = next(wanted, None)
+        if target is None or index >= len(code):
+            break
+        skipped = _skip_comment(code, index, language)
+        if skipped is not None:
+            index = skipped
+            continue
+        char = code[index]
+        if char in "\"`'":
+            index = _skip_string(code, index, char)
+            continue
+        if char in "({[":
+            depth += 1
+        elif char in ")}]":
+            depth -= 1
+        index += 1
+    return found
+
+
+def _go_items(code: str) -> list[tuple[int, int]]:
+    """Go's top-level items: each starts at a line beginning with a declaration keyword outside
+    any block; the comments and blank lines right above it belong to it."""
+    starts = [match.start() for match in _GO_ITEM.finditer(code)]
+    starts = sorted(_depth_zero(code, starts, "go"))
+    bounds = []
+    for start in starts:
+        line_start = start
+        while line_start > 0:
+            previous = code.rfind("\n", 0, line_start - 1) + 1
+            line = code[previous : line_start - 1].strip()
+            if line and not line.startswith("//"):
+                break
+            line_start = previous
+        bounds.append(line_start)
+    items = []
+    edges = [0, *[b for b in bounds if b > 0], len(code)]
+    for a, b in itertools.pairwise(edges):
+        if code[a:b].strip():
+            items.append((a, b))
+    return items
+
+
+def _go_import_specs(code: str) -> list[str]:
+    """The import specs (`"strings"`, `str "strings"`) of the code's import declarations."""
+    specs: list[str] = []
+    for a, b in _go_items(code):
+        head = _strip_comments_head(code[a:b], "go").strip()
+        if not head.startswith("import"):
+            continue
+        rest = head[len("import") :].strip()
+        lines = rest[1 : rest.rfind(")")].split("\n") if rest.startswith("(") else [rest]
+        for line in lines:
+            spec = line.split("//", 1)[0].strip().rstrip(";")
+            if _GO_SPEC.match(spec):
+                specs.append(spec)
+    return specs
+
+
+def _merge_go_imports(header: str, answer: str, kept: str) -> str:
+    """The prompt's header with the answer's imports that the kept code uses and the header
+    lacks, added to its import block (Go rejects an unused import and an undeclared one)."""
+    block = _GO_IMPORT_BLOCK.search(header)
+    have = set(re.findall(r'"([^"\n]+)"', block.group(1) if block else header))
+    missing = []
+    for spec in _go_import_specs(answer):
+        match = _GO_SPEC.match(spec)
+        assert match is not None
+        alias, path = match.group(1), match.group(2)
+        name = alias or path.rsplit("/", 1)[-1]
+        used = alias in ("_", ".") or re.search(rf"\b{re.escape(name)}\.", kept)
+        if path not in have and used and spec not in missing:
+            missing.append(spec)
+    if not missing:
+        return header
+    lines = "".join(f"    {spec}\n" for spec in missing)
+    if block is not None:
+        at = block.end() - 1  # the closing parenthesis
+        return header[:at] + lines + header[at:]
+    package = re.search(r"^package[ \t]+\w+[ \t]*\n", header, re.M)
+    at = package.end() if package else 0
+    return header[:at] + f"\nimport (\n{lines})\n" + header[at:]
 
 
 def _strip_comments_head(text: str, language: str) -> str:
@@ -381,6 +536,8 @@ def _keep_item(text: str, language: str, header: str) -> bool:
     head = _strip_comments_head(text, language)
     if not head.strip():
         return False
+    if language == "go" and _GO_HEADER.match(head):
+        return False  # one package clause (the prompt's); imports are merged separately
     main = _MAIN.get(language)
     if main is not None and main.match(head):
         return False
@@ -395,7 +552,7 @@ def _keep_item(text: str, language: str, header: str) -> bool:
 
 
 _JS_DEFINITION = re.compile(
-    r"(?:export\s+)?(?:async\s+)?function\b|class\b"
+    r"(?:export\s+)?(?:async\s+)?function\b|class\b|(?:type|interface|enum)\s+\w+"
     r"|(?:const|let|var)\s+\w+\s*=\s*(?:async\s*)?(?:function\b|\(|\w+\s*=>)"
 )
 
@@ -406,9 +563,14 @@ def _rest(code: str, language: str, header: str, *, after: bool = False) -> str:
     demonstration, and they move before the function, where they would call it too early."""
     if not code.strip():
         return ""
-    spans = _lua_items(code) if language == "lua" else _items(code, language)
+    if language == "lua":
+        spans = _lua_items(code)
+    elif language == "go":
+        spans = _go_items(code)
+    else:
+        spans = _items(code, language)
     kept = [code[a:b].strip("\n") for a, b in spans if _keep_item(code[a:b], language, header)]
-    if after and language == "js":
+    if after and language in _JS_LIKE:
         kept = [part for part in kept if _JS_DEFINITION.match(_strip_comments_head(part, "js"))]
     if language == "lua":
         if after:
@@ -453,7 +615,7 @@ def _static(method: str) -> str:
     return method[: match.end()] + "static " + method[match.end() :]
 
 
-def _java_members(code: str) -> list[str]:
+def _java_members(code: str, static: Callable[[str], str]) -> list[str]:
     parts: list[str] = []
     for a, b in _items(code, "java"):
         text = code[a:b].strip("\n")
@@ -463,12 +625,23 @@ def _java_members(code: str) -> list[str]:
         if re.match(r"[^;{=]*\(", head) and not re.match(
             r"\s*(?:class|interface|enum|record)\b", head
         ):
-            text = text[: len(text) - len(head)] + _static(head)
+            text = text[: len(text) - len(head)] + static(head)
         parts.append(text)
     return parts
 
 
-def _build(code: str, found: _Found, language: str, entry_point: str, prompt: str) -> str:
+@dataclass(frozen=True)
+class _Shape:
+    """How the program around the function looks: whether the tests close the function (and
+    Java's class), and whether a Go answer's imports join the prompt's."""
+
+    tests_close: bool
+    merge_imports: bool = True
+
+
+def _build(
+    code: str, found: _Found, language: str, entry_point: str, prompt: str, shape: _Shape
+) -> str:
     """The program (less the tests) for `code`, which defines the function at `found`."""
     header, _ = _prompt_split(prompt, language, entry_point)
     end = found.end
@@ -476,7 +649,7 @@ def _build(code: str, found: _Found, language: str, entry_point: str, prompt: st
     if end is None:  # truncated: close it, the tests will run what there is
         target += "\nend" if language == "lua" else "\n}"
     if language == "java":
-        return _build_java(code, found, target, header)
+        return _build_java(code, found, target, header, shape)
     before = code[: found.start]
     after = code[end:] if end is not None else ""
     rest = "\n".join(
@@ -484,13 +657,18 @@ def _build(code: str, found: _Found, language: str, entry_point: str, prompt: st
         for part in (_rest(before, language, header), _rest(after, language, header, after=True))
         if part
     )
+    if language == "go" and shape.merge_imports:
+        header = _merge_go_imports(header, code, rest + "\n" + target)
     program = header + (rest + "\n" if rest else "") + target
-    if language in _TESTS_CLOSE:
+    if shape.tests_close:
         program = program[: program.rstrip().rfind("}")].rstrip() + "\n"
     return program
 
 
-def _build_java(code: str, found: _Found, target: str, header: str) -> str:
+_JAVA_MAIN_CLASS = re.compile(r"(?:(?:public|final)\s+)*class\s+Main\b")
+
+
+def _build_java(code: str, found: _Found, target: str, header: str, shape: _Shape) -> str:
     around = _java_class(code, found.start)
     end = found.end if found.end is not None else len(code)
     if around is None:
@@ -500,31 +678,41 @@ def _build_java(code: str, found: _Found, target: str, header: str) -> str:
         body_end = code.rfind("}", body_start, class_end)
         outside = code[:class_start] + "\n" + code[class_end:]
         members_code = code[body_start : found.start] + "\n" + code[end:body_end]
-    # the prompt's header ends with `class Problem {` and the method's doc comment
-    opening = re.search(r"^class Problem \{\n", header, re.M)
+    # the prompt's header ends with its class's opening (MultiPL-E's `class Problem {`,
+    # HumanEval-X's `class Solution {`) and the method's doc comment
+    opening = re.search(r"^(?:public[ \t]+)?class[ \t]+\w+[ \t]*\{[ \t]*\n", header, re.M)
     imports, inside = (
         (header[: opening.start()], header[opening.start() :]) if opening else ("", header)
     )
     extra_top = []
     for a, b in _items(outside, "java"):
         text = outside[a:b].strip("\n")
+        if not shape.tests_close and _JAVA_MAIN_CLASS.match(_strip_comments_head(text, "java")):
+            continue  # HumanEval-X's tests are `public class Main`
         if _keep_item(text, "java", imports):
             extra_top.append(re.sub(r"^(\s*)public\s+", r"\1", text))
-    members = _java_members(members_code)
+    # MultiPL-E's tests call the methods from `main` in the same class: they must be static
+    static = _static if shape.tests_close else (lambda method: method)
+    members = _java_members(members_code, static)
     program = imports + "".join(part + "\n" for part in extra_top)
     program += inside
     program += "".join(part + "\n" for part in members)
-    program += _static(target)
-    program = program[: program.rstrip().rfind("}")].rstrip() + "\n"
-    return program
+    program += static(target)
+    if shape.tests_close:
+        return program[: program.rstrip().rfind("}")].rstrip() + "\n"
+    return program.rstrip() + "\n}\n"  # the class, which a HumanEval-X completion closes
 
 
-def _body_program(code: str, language: str, entry_point: str, prompt: str) -> str | None:
+def _body_program(
+    code: str, language: str, entry_point: str, prompt: str, shape: _Shape
+) -> str | None:
     """prompt + `code`, when `code` is only the function's body (it defines nothing itself)."""
     header, opening = _prompt_split(prompt, language, entry_point)
     if not opening:
         return None
     program = opening.rstrip("\n") + "\n" + code.strip("\n") + "\n"
+    if language == "java" and not shape.tests_close and span_end(program, 0, "java") is None:
+        program += "}\n"  # a body without the method's closing brace (the class's is added)
     found = _find(program, language, entry_point)
     if not found:
         return None
@@ -534,6 +722,7 @@ def _body_program(code: str, language: str, entry_point: str, prompt: str) -> st
         language,
         entry_point,
         prompt,
+        shape,
     )
 
 
@@ -561,14 +750,20 @@ def sanitize_foreign(
     fence_names: Sequence[str],
     entry_point: str,
     prompt: str,
+    tests_close: bool | None = None,
+    merge_imports: bool = True,
 ) -> SanitizeResult:
     """The program (prompt-shaped, tests not included) a chat answer in `language` stands for.
 
-    language: MultiPL-E's key ("js", "cpp", "java", "rs", "lua"); fence_names: the info
-    strings that name it; prompt: the task's prompt (it opens the function the tests close).
+    language: MultiPL-E's key ("js", "ts", "cpp", "java", "rs", "go", "lua"); fence_names: the
+    info strings that name it; prompt: the task's prompt (it opens the function the tests
+    close); tests_close: whether the tests close the function (default: MultiPL-E's rule per
+    language); merge_imports: Go only, whether the answer's imports join the prompt's.
     """
     if language not in LANGUAGE_KEYS:
         raise ValueError(f"no sanitizer for language {language!r}")
+    closes = language in _TESTS_CLOSE if tests_close is None else tests_close
+    shape = _Shape(tests_close=closes, merge_imports=merge_imports)
     text = answer.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         return SanitizeResult(code="", ok=False, reason="empty answer")
@@ -586,13 +781,13 @@ def sanitize_foreign(
         for kind, code in reversed(regions):
             found = _find(code, language, entry_point)
             if found:
-                program = _build(code, found[-1], language, entry_point, prompt)
+                program = _build(code, found[-1], language, entry_point, prompt, shape)
                 return SanitizeResult(code=program, ok=True, origin=label + kind)
         if body_candidate is None and regions and any(code.strip() for _, code in regions):
             body_candidate = (label, next(code for _, code in regions if code.strip()))
     if body_candidate is not None:
         label, code = body_candidate
-        continued = _body_program(code, language, entry_point, prompt)
+        continued = _body_program(code, language, entry_point, prompt, shape)
         if continued is not None:
             return SanitizeResult(code=continued, ok=True, origin=label + "prompt+body")
     fallback = prompt + (split.answer.strip() + "\n" if split.answer.strip() else "")

@@ -12,6 +12,8 @@ standard library only, no passbench imports, Python 3.8+.
 The statuses and their rules are MultiPL-E's (evaluation/src/eval_*.py with its
 safe_subprocess.run): a build command that fails is "SyntaxError", a run or build that
 outlives its limit is "Timeout", a run that exits 0 is "OK", any other run is "Exception".
+With pass_rule "silent" (HumanEval-X's JavaScript) a run is "OK" when it printed nothing on
+either stream, whatever its exit code.
 Everything the subprocesses start stays inside the sample: the worker kills and reaps it all
 after the verdict, as for every sample, and the subprocesses inherit the sample's rlimits.
 """
@@ -135,9 +137,10 @@ def run_process(job: dict[str, Any], outcome: dict[str, Any]) -> None:
     result = run_command(
         _expand(list(spec["run"]), folder, filename), folder, float(spec["run_timeout_s"]), cap
     )
+    silent = spec.get("pass_rule") == "silent"
     if result["timeout"]:
         status = "Timeout"
-    elif result["exit_code"] == 0:
+    elif (not result["stdout"] and not result["stderr"]) if silent else result["exit_code"] == 0:
         status = "OK"
     elif any(marker in result["stderr"] for marker in spec.get("syntax_markers") or ()):
         status = "SyntaxError"

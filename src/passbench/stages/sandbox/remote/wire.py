@@ -148,6 +148,9 @@ def _process_from_json(data: Any, where: str) -> ProcessSpec | None:
     markers = _need(data, "syntax_markers", list, where)
     if not all(isinstance(marker, str) for marker in markers):
         raise WireError(f"{where}: field 'syntax_markers' must be strings")
+    rule = data.get("pass_rule", "exit")  # absent: a client from before the field
+    if rule not in ("exit", "silent"):
+        raise WireError(f"{where}: field 'pass_rule' must be 'exit' or 'silent'")
     return ProcessSpec(
         filename=filename,
         build=tuple(argv(command, "build") for command in builds),
@@ -156,6 +159,7 @@ def _process_from_json(data: Any, where: str) -> ProcessSpec | None:
         run_timeout_s=float(_need(data, "run_timeout_s", (int, float), where)),
         output_cap=int(_need(data, "output_cap", int, where)),
         syntax_markers=tuple(markers),
+        pass_rule=rule,
     )
 
 
