@@ -52,7 +52,7 @@ from passbench.core.runs import SampleResult
 from passbench.core.samplefile import sample_file_stem, write_json_atomic
 from passbench.core.settings import Paths
 from passbench.stages.benchmarks import get_benchmark
-from passbench.stages.evaluate import EvaluateSettings, Evaluator
+from passbench.stages.evaluate import EvaluateSettings, EvaluationOutcome, Evaluator
 from passbench.stages.evaluate.evaluator import journal_path
 from passbench.stages.feedback import DEFAULT_FEEDBACK_LINES, feedback_message, follow_up_prompt
 from passbench.stages.providers import ModelRunner, ResponseCache, create_provider
@@ -80,6 +80,7 @@ class TryOutcome:
     attempt: int
     run: RunOutcome
     carried: int  # passed at the try before: written with no request
+    pass_rate: float | None  # pass@1 after this try (None: no task was scored)
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,9 @@ class TriesOutcome:
     def pass_rates(self) -> dict[str, float]:
         """`{"pass_rate_1": pass@1 after try 1, ...}`."""
         return {
-            f"pass_rate_{outcome.attempt}": outcome.run.summary.pass_at_k["pass@1"]
+            f"pass_rate_{outcome.attempt}": outcome.pass_rate
             for outcome in self.tries
-            if "pass@1" in outcome.run.summary.pass_at_k
+            if outcome.pass_rate is not None
         }
 
 
@@ -137,13 +138,15 @@ async def run_tries(
         )
         if tries.tries > 1 and not use_chat:  # a local model without a chat template
             raise InputError(NO_CONVERSATION, field="tries")
+        if not capabilities.prefill:  # the runner sends no prefix: the answer had none
+            prompts = [replace(prompt, response_prefix="") for prompt in prompts]
         config = request_config(
             generation, capabilities, use_chat, use_prefill, benchmark=tasks[0].benchmark
         )
         generated = await generate_samples(
             generation, tasks, files, cache=cache, progress=progress, provider=provider
         )
-        outcomes = [TryOutcome(1, _evaluate(evaluator, generated, output_dir), carried=0)]
+        outcomes = [_evaluate(evaluator, generated, output_dir, attempt=1, carried=0)]
         followups = _FollowUps(
             generation.split, tasks, {p.task_id: p for p in prompts}, tries.feedback_lines
         )
@@ -165,9 +168,7 @@ async def run_tries(
                 new_samples=written,
                 kept_samples=len(_read_rows(current.raw)) - written - carried,
             )
-            outcomes.append(
-                TryOutcome(attempt, _evaluate(evaluator, generated, output_dir), carried)
-            )
+            outcomes.append(_evaluate(evaluator, generated, output_dir, attempt, carried))
     finally:
         await provider.aclose()
     outcome = TriesOutcome(tuple(outcomes))
@@ -175,11 +176,31 @@ async def run_tries(
     return outcome
 
 
-def _evaluate(evaluator: Evaluator, generated: GenerationOutcome, output_dir: Path) -> RunOutcome:
+def _evaluate(
+    evaluator: Evaluator,
+    generated: GenerationOutcome,
+    output_dir: Path,
+    attempt: int,
+    carried: int,
+) -> TryOutcome:
     sanitized = generated.files.sanitized
     evaluated = evaluator.evaluate_samples(sanitized, output_dir)
     summary = summarize(sanitized, evaluated, (task.task_id for task in evaluator.tasks))
-    return RunOutcome(generation=generated, evaluation=evaluated, summary=summary)
+    run = RunOutcome(generation=generated, evaluation=evaluated, summary=summary)
+    return TryOutcome(attempt, run, carried, pass_rate(evaluated))
+
+
+def pass_rate(evaluation: EvaluationOutcome) -> float | None:
+    """pass@1 of an evaluation whatever k values it was asked for: over its scored tasks, the
+    mean share of their samples that passed (None: no task was scored)."""
+    counts = [
+        (n, c)
+        for task_id, (n, c) in load_results(evaluation.eval_results_path).counts().items()
+        if task_id not in evaluation.quarantined
+    ]
+    if not counts:
+        return None
+    return sum(c / n for n, c in counts) / len(counts)
 
 
 def _record_pass_rates(outcome: TriesOutcome) -> None:

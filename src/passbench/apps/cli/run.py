@@ -195,8 +195,8 @@ def _print_tries(console: Console, outcome: TriesOutcome) -> None:
             else ""
         )
         console.print(
-            f"Try {attempt.attempt}: {generation.new_samples} follow-up requests with test "
-            f"output, {attempt.carried} passing samples carried{kept}: "
+            f"Try {attempt.attempt}: {generation.new_samples} failing samples asked again with "
+            f"their test output, {attempt.carried} passing ones carried{kept}: "
             f"{generation.usage.summary()}; passed {summary.passed}, failed tests "
             f"{summary.test_failures}, extraction failures {summary.extraction_failures}"
         )
