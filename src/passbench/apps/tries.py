@@ -147,6 +147,7 @@ async def run_tries(
             generation, tasks, files, cache=cache, progress=progress, provider=provider
         )
         outcomes = [_evaluate(evaluator, generated, output_dir, attempt=1, carried=0)]
+        _record_pass_rates(outcomes)
         followups = _FollowUps(
             generation.split, tasks, {p.task_id: p for p in prompts}, tries.feedback_lines
         )
@@ -157,7 +158,7 @@ async def run_tries(
             if not generation.resume:
                 for path in (current.raw, current.sanitized):
                     path.unlink(missing_ok=True)
-            written, carried = await followups.write(attempt, before.run, current, runner, progress)
+            written, carried = await followups.write(attempt, before.run, current, runner)
             with Journal(journal_path(current.sanitized, output_dir), fingerprint="") as journal:
                 journal.adopt(journal_path(before.run.generation.files.sanitized, output_dir))
             generated = GenerationOutcome(
@@ -169,11 +170,10 @@ async def run_tries(
                 kept_samples=len(_read_rows(current.raw)) - written - carried,
             )
             outcomes.append(_evaluate(evaluator, generated, output_dir, attempt, carried))
+            _record_pass_rates(outcomes)
     finally:
         await provider.aclose()
-    outcome = TriesOutcome(tuple(outcomes))
-    _record_pass_rates(outcome)
-    return outcome
+    return TriesOutcome(tuple(outcomes))
 
 
 def _evaluate(
@@ -203,20 +203,19 @@ def pass_rate(evaluation: EvaluationOutcome) -> float | None:
     return sum(c / n for n, c in counts) / len(counts)
 
 
-def _record_pass_rates(outcome: TriesOutcome) -> None:
-    """Each try's pass@k file gains the pass rates up to that try, after its pass@k scores."""
-    rates = outcome.pass_rates
-    for index, attempt in enumerate(outcome.tries):
-        path = attempt.run.evaluation.pass_at_k_path
-        document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        so_far = {key: rates[key] for key in list(rates)[: index + 1]}
-        scores = {key: value for key, value in document.items() if key.startswith("pass@")}
-        rest = {
-            key: value
-            for key, value in document.items()
-            if key not in scores and not key.startswith("pass_rate_")
-        }
-        write_json_atomic(path, {**scores, **so_far, **rest})
+def _record_pass_rates(outcomes: Sequence[TryOutcome]) -> None:
+    """The last try's pass@k file gains the pass rates up to that try, after its pass@k
+    scores (written as each try ends: an interrupted run's finished tries have theirs)."""
+    rates = TriesOutcome(tuple(outcomes)).pass_rates
+    path = outcomes[-1].run.evaluation.pass_at_k_path
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    scores = {key: value for key, value in document.items() if key.startswith("pass@")}
+    rest = {
+        key: value
+        for key, value in document.items()
+        if key not in scores and not key.startswith("pass_rate_")
+    }
+    write_json_atomic(path, {**scores, **rates, **rest})
 
 
 class _FollowUps:
@@ -240,7 +239,6 @@ class _FollowUps:
         before: RunOutcome,
         current: SampleFiles,
         runner: ModelRunner,
-        progress: Progress,
     ) -> tuple[int, int]:
         """Append what `current` lacks; returns (follow-ups written, samples carried)."""
         previous = before.generation.files
