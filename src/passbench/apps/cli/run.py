@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -19,6 +18,7 @@ import click
 from rich.console import Console
 
 from passbench.apps.cli._progress import RichProgress
+from passbench.apps.cli._tries import run_with_tries, tries_params
 from passbench.apps.cli.evaluate import evaluate as evaluate_command
 from passbench.apps.cli.evaluate import settings_from
 from passbench.apps.cli.generate import generate as generate_command
@@ -32,17 +32,9 @@ from passbench.apps.cli.generate import (
     select,
 )
 from passbench.apps.cli.options import resolve_options
-from passbench.apps.pipeline import (
-    GenerationSettings,
-    RunOutcome,
-    SampleFiles,
-    refuse_without_isolation,
-    run_pipeline,
-)
-from passbench.apps.tries import TriesOutcome, TriesSettings, check_conversation, run_tries
-from passbench.core.settings import Resolved
+from passbench.apps.pipeline import RunOutcome, refuse_without_isolation, run_pipeline
+from passbench.apps.tries import TriesSettings, check_conversation
 from passbench.stages.benchmarks import check_executable
-from passbench.stages.evaluate import EvaluateSettings
 
 # evaluate's options that `run` does not take: it evaluates what it generated, into the
 # --output-dir of generate; --tasks / --id-range / --config / --no-resume / the data and
@@ -63,24 +55,7 @@ def _shared_params() -> list[click.Parameter]:
     return params
 
 
-def _tries_params() -> list[click.Parameter]:
-    """`run`'s own options: the tries of a multi-turn run (docs/run.md)."""
-    return [
-        click.Option(
-            ["--tries"],
-            type=click.IntRange(min=1),
-            help="Tries per sample (default 1): after each, every failing sample is asked "
-            "again with its test output, as Aider's benchmark does; chat models only.",
-        ),
-        click.Option(
-            ["--feedback-lines"],
-            type=click.IntRange(min=0),
-            help="Lines of test output a follow-up shows (default 50; 0: every line).",
-        ),
-    ]
-
-
-@click.command(params=_shared_params() + _tries_params())
+@click.command(params=_shared_params() + tries_params())
 @click.pass_context
 def run(ctx: click.Context, /, **options: Any) -> None:
     """Generate samples, sanitize them, evaluate them and report pass@k, in one command."""
@@ -105,7 +80,7 @@ def run(ctx: click.Context, /, **options: Any) -> None:
     tries = TriesSettings(resolved["tries"], resolved["feedback_lines"] or None)
     check_conversation(generation, tries.tries)
     if tries.tries > 1:
-        _run_tries(resolved, options, generation, settings, files, tries, len(selection.tasks))
+        run_with_tries(resolved, options, generation, settings, files, tries, _print_summary)
         return
     offline_model_hub(resolved, os.environ)
     cache = open_cache(resolved, options)
@@ -148,61 +123,3 @@ def _print_summary(console: Console, outcome: RunOutcome) -> None:
     for name, value in summary.pass_at_k.items():
         console.print(f"{name}:\t[green]{value:.3f}[/]")
     console.print(f"Wrote {evaluation.eval_results_path}\nWrote {evaluation.pass_at_k_path}")
-
-
-def _run_tries(
-    resolved: Resolved,
-    options: Mapping[str, Any],
-    generation: GenerationSettings,
-    settings: EvaluateSettings,
-    files: SampleFiles,
-    tries: TriesSettings,
-    n_tasks: int,
-) -> None:
-    offline_model_hub(resolved, os.environ)
-    cache = open_cache(resolved, options)
-    try:
-        with RichProgress() as progress:
-            outcome = asyncio.run(
-                run_tries(
-                    generation,
-                    settings,
-                    resolved.paths,
-                    files,
-                    tries,
-                    output_dir=resolved["output_dir"],
-                    cache=cache,
-                    progress=progress,
-                )
-            )
-    finally:
-        if cache is not None:
-            cache.close()
-    console = Console(stderr=True)
-    print_generation(console, outcome.tries[0].run.generation, n_tasks)
-    _print_tries(console, outcome)
-    _print_summary(Console(), outcome.tries[-1].run)
-    _print_pass_rates(Console(), outcome)
-
-
-def _print_tries(console: Console, outcome: TriesOutcome) -> None:
-    """One line per later try: what was asked again, carried and kept, and its score."""
-    for attempt in outcome.tries[1:]:
-        generation, summary = attempt.run.generation, attempt.run.summary
-        kept = (
-            f", {generation.kept_samples} kept from an earlier run"
-            if generation.kept_samples
-            else ""
-        )
-        console.print(
-            f"Try {attempt.attempt}: {generation.new_samples} failing samples asked again with "
-            f"their test output, {attempt.carried} passing ones carried{kept}: "
-            f"{generation.usage.summary()}; passed {summary.passed}, failed tests "
-            f"{summary.test_failures}, extraction failures {summary.extraction_failures}"
-        )
-        console.print(f"Wrote {generation.files.raw}\nWrote {generation.files.sanitized}")
-
-
-def _print_pass_rates(console: Console, outcome: TriesOutcome) -> None:
-    for name, value in outcome.pass_rates.items():
-        console.print(f"{name}:\t[green]{value:.3f}[/]")
