@@ -146,7 +146,9 @@ def test_failing_samples_get_their_test_output_back_until_they_pass(
     server: TeachableServer, data_dir: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    code, text = _invoke(_args(server, out, "--tries", "3"), data_dir, tmp_path)
+    code, text = _invoke(
+        _args(server, out, "--tries", "3", "--feedback-lines", "50"), data_dir, tmp_path
+    )
     assert code == 0, text
     # try 1: three requests; try 2: the two failing tasks; try 3: the one still failing
     assert len(server.requests) == 3 + 2 + 1
@@ -171,7 +173,7 @@ def test_failing_samples_get_their_test_output_back_until_they_pass(
     message = feedback["content"]
     assert message.endswith(TEST_FAILURES_NO_FILES)
     output = message[: -len(TEST_FAILURES_NO_FILES)].split("\n")
-    assert len(output) == 50  # Aider's cut: the first 50 lines
+    assert len(output) == 50  # --feedback-lines 50: the first 50 lines
     assert output[0] == "checked  in program.js"  # no timing, no sandbox folder
     assert output[1:] == [f"noise {i}" for i in range(49)]
 

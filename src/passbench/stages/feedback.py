@@ -39,8 +39,9 @@ TEST_FAILURES = (
 TEST_FAILURES_NO_FILES = TEST_FAILURES.replace(" in {file_list}", "")
 #: What Aider sends instead of output when the tests ran out of time.
 TIMED_OUT = "Tests timed out!"
-#: Lines of test output kept by default: the first 50, Aider's cut while it had one.
-DEFAULT_FEEDBACK_LINES = 50
+#: Lines of test output kept by default: every line, as Aider's benchmark sends them since its
+#: polyglot benchmark (December 2024; its first benchmark kept the first 50).
+DEFAULT_FEEDBACK_LINES: int | None = None
 
 # Aider's timing rule: "in 0.12s" (pytest, cargo, jest summaries)
 _TIMING = re.compile(r"\bin \d+\.\d+s\b")

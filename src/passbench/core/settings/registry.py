@@ -378,8 +378,8 @@ _TRIES: tuple[Setting, ...] = (
     _setting(
         "feedback_lines",
         "integer",
-        50,
-        "Lines of test output a follow-up request shows (0: every line).",
+        0,
+        "Lines of test output a follow-up request shows (0, the default: every line, as Aider).",
         minimum=0,
     ),
 )
