@@ -26,7 +26,8 @@ from passbench.apps.cli.options import (
     window_options,
 )
 from passbench.core.errors import InputError
-from passbench.stages.benchmarks import DataSettings
+from passbench.core.taskset import TaskSetIdentity, check_same_task_set, identity_from_meta
+from passbench.stages.benchmarks import DataSettings, benchmark_names, get_benchmark
 from passbench.stages.benchmarks import windows as dates
 from passbench.stages.results import RunResults, load_results
 from passbench.stages.results.taskinfo import TaskCatalog, load_catalog
@@ -98,6 +99,10 @@ def compare(
     limit: int = resolved["limit"]
     window = date_window(flags)
     loaded = [load_results(path) for path in results]
+    # runs of different task sets (another version, other bytes) are never ranked together
+    identities = [(str(run.path.name), identity_from_meta(run.meta)) for run in loaded]
+    for warning in check_same_task_set(identities, task_family):
+        click.echo(f"warning: {warning}", err=True)
     if window.cutoff is not None:
         for run in loaded:
             dates.require_dates(run, "model-cutoff")
@@ -147,6 +152,15 @@ def compare(
                 Console(file=handle, width=120, no_color=True).print(view)
 
 
+def task_family(identity: TaskSetIdentity) -> str:
+    """The tasks a task set is a version of: a corrected re-release (BigCodeBench+) is a
+    version of the benchmark it corrects, so the two are never ranked together."""
+    if identity.benchmark not in benchmark_names():
+        return identity.benchmark
+    original = get_benchmark(identity.benchmark).corrects(identity.version)
+    return original.benchmark if original is not None else identity.benchmark
+
+
 def _summaries(
     runs: list[RunResults], options: Any, data: DataSettings, dataset_version: str | None
 ) -> list[tuple[str, Any]]:
@@ -169,6 +183,7 @@ def _run_dict(name: str, run: RunResults, options: Any) -> dict[str, Any]:
         "name": name,
         "path": str(run.path),
         "benchmark": run.benchmark,
+        "task_set": identity.to_json() if (identity := identity_from_meta(run.meta)) else None,
         "language": benchmark_language(run.benchmark),
         "n_tasks": len(counts),
         "pass_at_k": scoring.pass_at_k_table(counts, options.ks),

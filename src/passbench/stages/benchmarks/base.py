@@ -22,6 +22,7 @@ from passbench.core.errors import InputError, UnknownNameError
 from passbench.core.progress import Progress
 from passbench.core.records import ExecResult, Program, Sample, Task
 from passbench.core.runs import RunResults
+from passbench.core.taskset import DatasetFile, TaskSetIdentity
 from passbench.stages.benchmarks.data import DataFile, DataSettings, ResolvedFile, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle
 from passbench.stages.sandbox.remote.images import Toolchains
@@ -309,6 +310,12 @@ class Benchmark(Protocol):
         `passbench corrections` sets the two side by side."""
         ...
 
+    def task_set(self, loaded: LoadedBenchmark) -> TaskSetIdentity:
+        """The identity of the tasks `loaded` holds, as every result records it (benchmark,
+        version, the sha256 of each data file read): runs of different identities are never
+        ranked together."""
+        ...
+
 
 @dataclass(frozen=True)
 class BenchmarkInfo:
@@ -554,6 +561,11 @@ class BenchmarkBase:
 
     def corrects(self, version: str) -> Original | None:
         return None  # the benchmark's own tasks, not a correction of another's
+
+    def task_set(self, loaded: LoadedBenchmark) -> TaskSetIdentity:
+        # every file the load read, task file first: what the tasks are made of
+        files = tuple(DatasetFile(file.path.name, file.sha256) for file in loaded.files)
+        return TaskSetIdentity(loaded.benchmark, loaded.version, files)
 
 
 @dataclass(frozen=True)

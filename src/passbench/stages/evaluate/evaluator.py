@@ -97,6 +97,8 @@ class Evaluator:
             "subset": settings.subset,
             "dataset_sha256": self.loaded.sha256,
             "dataset_source": str(self.loaded.source),
+            # what compare and the leaderboards check before ranking runs together
+            "task_set": self.benchmark.task_set(self.loaded).to_json(),
             "calibrated": settings.calibrated,
             "isolation": isolation.value,
             # said in so many words in every file: these verdicts could be forged, and the
