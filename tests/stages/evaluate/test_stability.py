@@ -9,7 +9,9 @@ import math
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from passbench.apps.cli import cli
 from passbench.core.settings import Paths
 from passbench.core.stability import t_quantile
 from passbench.stages.evaluate import EvaluateSettings, Evaluator
@@ -23,11 +25,13 @@ CORRECT_0 = (
 )
 WRONG_0 = "def has_close_elements(numbers, threshold):\n    return False\n"
 CORRECT_2 = "def truncate_number(number):\n    return number % 1.0\n"
-# passes on a fair coin flip: the kernel's randomness, fresh in every forked sample process
+# passes on a fair coin flip, tossed once per process (the tests call the function three
+# times) from the kernel's randomness, fresh in every forked sample process
 COIN_2 = (
     "import os\n"
+    "HEADS = os.urandom(1)[0] < 128\n"
     "def truncate_number(number):\n"
-    "    assert os.urandom(1)[0] < 128\n"
+    "    assert HEADS\n"
     "    return number % 1.0\n"
 )
 #: P(12 fair flips all agree) = 2 / 4096: the flaky sample shows itself in practice always
@@ -89,6 +93,28 @@ def test_a_coin_flip_sample_is_flaky_and_steady_ones_never_are(
     # every run had its own journal: a rerun resumes all of them without executing anything
     again = Evaluator(settings, paths).evaluate_samples(samples, tmp_path / "out")
     assert again.stability == block
+
+    # inspect lists them with their counts, and gives the flaky rate
+    table = _inspect(outcome.eval_results_path, "table")
+    assert "Flaky samples over 12 runs: 1 of 4 (flaky rate 25.0%" in table
+    assert f"│ HumanEval/2 │ 0      │ {_counts(counts)}" in table
+    shown = json.loads(_inspect(outcome.eval_results_path, "json"))
+    assert shown["stability"]["flaky_samples"] == block["flaky_samples"]
+    assert shown["task_set"]["benchmark"] == "humaneval-openai"
+    assert shown["task_set"]["files"][0]["name"] == "HumanEval.jsonl.gz"
+    assert "| HumanEval/2 | 0 |" in _inspect(outcome.eval_results_path, "markdown")
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{status} {n}" for status, n in counts.items())
+
+
+def _inspect(path: Path, output_format: str) -> str:
+    result = CliRunner().invoke(
+        cli, ["inspect", str(path), "--format", output_format], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    return result.stdout
 
 
 def test_ground_truth_runs_quarantine_an_unstable_reference(paths: Paths, tmp_path: Path) -> None:
