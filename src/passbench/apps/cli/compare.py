@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.console import Console, Group
+from rich.text import Text
 
 from passbench.analysis.report.analysis import inspect_run
 from passbench.analysis.report.compare import RULES, compare_all, unique_names
@@ -17,6 +19,7 @@ from passbench.analysis.report.leaderboard import (
     leaderboard_json,
     leaderboard_markdown,
 )
+from passbench.analysis.report.noise import noise_for_pairs
 from passbench.apps.cli.inspect import data_flags, scoring_flags, scoring_options
 from passbench.apps.cli.options import (
     data_settings,
@@ -108,6 +111,8 @@ def compare(
             dates.require_dates(run, "model-cutoff")
     runs = [dates.restrict_to_window(run, window) for run in loaded]
     pairs = compare_all(runs, options, rule)
+    # generation (epochs) and execution (flaky verdicts) noise, apart from task sampling
+    noises = noise_for_pairs(runs, pairs, options.confidence)
 
     boards: dict[str, str] = {}
     if output_format.startswith("leaderboard-") or leaderboard is not None:
@@ -140,11 +145,22 @@ def compare(
     elif output_format == "json":
         names = unique_names(runs)
         described = [_run_dict(name, run, options) for name, run in zip(names, runs, strict=True)]
-        _emit(compare_json(described, pairs), output)
+        document = json.loads(compare_json(described, pairs))
+        for pair_dict, noise in zip(document["pairs"], noises, strict=True):
+            pair_dict["run_to_run_noise"] = noise.to_json()
+        _emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n", output)
     elif output_format == "markdown":
-        _emit(compare_markdown(pairs, limit), output)
+        notes = [f"- {p.a} vs {p.b}: {n.summary}" for p, n in zip(pairs, noises, strict=True)]
+        text = compare_markdown(pairs, limit)
+        _emit(text + "\n## Run-to-run noise\n\n" + "\n".join(notes) + "\n", output)
     else:
-        view = compare_view(pairs, limit)
+        view = Group(
+            compare_view(pairs, limit),
+            *(
+                Text(f"Run-to-run noise, {p.a} vs {p.b}: {n.summary}")
+                for p, n in zip(pairs, noises, strict=True)
+            ),
+        )
         if output is None:
             Console().print(view)
         else:
