@@ -446,3 +446,30 @@ def test_official_result_files(bench: Benchmark, full: LoadedBenchmark, tmp_path
     assert isinstance(attached, RunResults) and attached.tasks == ours.tasks
     if written:  # what its own file adds is about the run's tasks only
         assert set(attached.task_info) <= set(ours.tasks)
+
+
+def test_task_set_identity(
+    bench: Benchmark,
+    full: LoadedBenchmark,
+    loaded: dict[str, LoadedBenchmark],
+    data_dir: Path,
+    tmp_path: Path,
+) -> None:
+    """Every result records the task set: the benchmark, its version and the sha256 of every
+    data file the tasks were read from (task file first), stable across loads and written as
+    JSON that reads back as the same identity."""
+    from passbench.core.taskset import TaskSetIdentity, identity_from_meta
+    from passbench.stages.benchmarks.data import sha256_of
+
+    identity = bench.task_set(full)
+    assert identity.benchmark == bench.name and identity.version == full.version
+    assert identity.files and identity.files[0].name == full.source.path.name
+    assert [f.sha256 for f in identity.files] == [sha256_of(f.path) for f in full.files]
+    assert identity.sha256 == full.sha256
+    again = json.loads(json.dumps({"task_set": identity.to_json()}))
+    assert identity_from_meta(again) == identity
+    assert TaskSetIdentity.from_json(identity.to_json()) == identity
+    # a subset's tasks are the same tasks: its identity has the full set's key
+    for subset in bench.subsets:
+        part = _load(bench.name, subset, loaded, data_dir, tmp_path)
+        assert bench.task_set(part).key == identity.key

@@ -204,9 +204,10 @@ def output_files(
     config: ModelConfig,
     selection: Selection,
     output: Path | None,
+    n_samples: int | None = None,
 ) -> SampleFiles:
     """The raw and sanitized sample files: beside --output, else officially named in
-    --output-dir."""
+    --output-dir (with `n_samples` samples per task; default --n-samples)."""
     if output is not None:
         return SampleFiles.beside(output)
     identifier = sample_identifier(
@@ -214,7 +215,7 @@ def output_files(
         selection.benchmark.name,
         selection.loaded.subset,
         selection.split,
-        resolved["n_samples"],
+        n_samples or resolved["n_samples"],
         prefill=options["prefill"],
     )
     return sample_files(resolved["output_dir"], identifier)

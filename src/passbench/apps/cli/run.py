@@ -20,7 +20,7 @@ from rich.console import Console
 from passbench.apps.cli._progress import RichProgress
 from passbench.apps.cli._tries import run_with_tries, tries_params
 from passbench.apps.cli.evaluate import evaluate as evaluate_command
-from passbench.apps.cli.evaluate import settings_from
+from passbench.apps.cli.evaluate import print_run_statistics, settings_from
 from passbench.apps.cli.generate import generate as generate_command
 from passbench.apps.cli.generate import (
     generation_settings,
@@ -75,11 +75,17 @@ def run(ctx: click.Context, /, **options: Any) -> None:
     )
     # before generating: the samples could not be evaluated
     refuse_without_isolation(settings, resolved.paths)
-    files = output_files(resolved, options, config, selection, None)
+    # --epochs N: N independent generations of --n-samples each, numbered on (epoch e holds
+    # sample indices [e * n, (e + 1) * n)), so every epoch resumes like any run
+    epochs = settings.epochs
     generation = generation_settings(resolved, options, config, selection.split)
+    generation = replace(generation, n_samples=generation.n_samples * epochs)
+    files = output_files(resolved, options, config, selection, None, generation.n_samples)
     tries = TriesSettings(resolved["tries"], resolved["feedback_lines"] or None)
     check_conversation(generation, tries.tries)
     if tries.tries > 1:
+        if epochs > 1:
+            raise click.UsageError("--tries and --epochs are one at a time: choose one")
         run_with_tries(resolved, options, generation, settings, files, tries, _print_summary)
         return
     offline_model_hub(resolved, os.environ)
@@ -122,4 +128,5 @@ def _print_summary(console: Console, outcome: RunOutcome) -> None:
         console.print(f"[yellow]{len(evaluation.missing_tasks)} tasks have no sample[/]")
     for name, value in summary.pass_at_k.items():
         console.print(f"{name}:\t[green]{value:.3f}[/]")
+    print_run_statistics(console, evaluation)
     console.print(f"Wrote {evaluation.eval_results_path}\nWrote {evaluation.pass_at_k_path}")

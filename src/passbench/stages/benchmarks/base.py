@@ -22,6 +22,7 @@ from passbench.core.errors import InputError, UnknownNameError
 from passbench.core.progress import Progress
 from passbench.core.records import ExecResult, Program, Sample, Task
 from passbench.core.runs import RunResults, SampleResult
+from passbench.core.taskset import DatasetFile, TaskSetIdentity
 from passbench.stages.benchmarks.data import DataFile, DataSettings, ResolvedFile, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle
 from passbench.stages.sandbox.remote.images import Toolchains
@@ -344,6 +345,12 @@ class Benchmark(Protocol):
         `passbench run --tries` (a benchmark with richer test output of its own overrides it)."""
         ...
 
+    def task_set(self, loaded: LoadedBenchmark) -> TaskSetIdentity:
+        """The identity of the tasks `loaded` holds, as every result records it (benchmark,
+        version, the sha256 of each data file read): runs of different identities are never
+        ranked together."""
+        ...
+
 
 @dataclass(frozen=True)
 class BenchmarkInfo:
@@ -592,6 +599,11 @@ class BenchmarkBase:
 
     def test_feedback(self, task: Task, result: SampleResult) -> TestFeedback:
         return TestFeedback(recorded_test_output(result))
+
+    def task_set(self, loaded: LoadedBenchmark) -> TaskSetIdentity:
+        # every file the load read, task file first: what the tasks are made of
+        files = tuple(DatasetFile(file.path.name, file.sha256) for file in loaded.files)
+        return TaskSetIdentity(loaded.benchmark, loaded.version, files)
 
 
 @dataclass(frozen=True)
