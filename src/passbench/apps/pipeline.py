@@ -271,6 +271,9 @@ def sample_row(completion: Completion, prompt: Prompt, *, chat: bool) -> dict[st
         "usage": asdict(completion.usage),
         "latency_s": round(completion.latency_s, 3),
         "params": dict(completion.params),
+        # the thinking, apart from the answer: never sanitized, never evaluated
+        **({"reasoning": completion.reasoning} if completion.reasoning else {}),
+        **({"truncated": completion.truncated} if completion.truncated else {}),
     }
 
 

@@ -34,6 +34,7 @@ from passbench.stages.providers.cache import CachedSample, ResponseCache, cache_
 from passbench.stages.providers.config import ModelConfig
 from passbench.stages.providers.failures import classify
 from passbench.stages.providers.ratelimit import RateLimiter
+from passbench.stages.providers.reasoning import separate
 from passbench.stages.providers.retry import RetryPolicy
 
 
@@ -387,18 +388,20 @@ class ModelRunner:
         completions: list[Completion] = []
         rows: list[tuple[str, CachedSample]] = []
         for position, index in enumerate(indices):
-            choice = response.choices[position]
+            choice = separate(response.choices[position])
             cost = self._cost(inputs[position], outputs[position])
             completion = Completion(
                 task_id=job.prompt.task_id,
                 sample_index=index,
-                text=choice.text,
+                text=choice.answer,
                 model=model,
                 provider=self.provider.name,
                 params=params,
                 usage=Usage(inputs[position], outputs[position], cost),
                 latency_s=latency,
-                finish_reason=choice.finish_reason,
+                finish_reason=response.choices[position].finish_reason,
+                reasoning=choice.reasoning,
+                truncated=choice.truncated,
             )
             completions.append(completion)
             rows.append((job.keys[index], self._to_cache(completion)))
@@ -424,6 +427,8 @@ class ModelRunner:
             output_tokens=completion.usage.output_tokens,
             cost_usd=completion.usage.cost_usd,
             latency_s=completion.latency_s,
+            reasoning=completion.reasoning,
+            truncated=completion.truncated,
         )
 
     def _from_cache(self, prompt: Prompt, index: int, hit: CachedSample) -> Completion:
@@ -437,6 +442,8 @@ class ModelRunner:
             usage=Usage(hit.input_tokens, hit.output_tokens, hit.cost_usd),
             latency_s=hit.latency_s,
             finish_reason=hit.finish_reason,
+            reasoning=hit.reasoning,
+            truncated=hit.truncated,
         )
 
     def _warn_once(self, key: str, message: str) -> None:
