@@ -508,6 +508,7 @@ class RunSummary:
     extraction_failures: int  # failed, and the sanitizer had found no usable program
     pass_at_k: Mapping[str, float]
     gt_pass_rate: float | None
+    truncated: int = 0  # failed with an answer cut short: "no answer (truncated)"
 
 
 @dataclass(frozen=True)
@@ -529,11 +530,13 @@ def summarize(
         if row["task_id"] in wanted and row.get("sanitize_error")
     }
     verdicts = load_results(evaluation.eval_results_path)
-    passed = test_failures = extraction_failures = 0
+    passed = test_failures = extraction_failures = truncated = 0
     for task_id, samples in verdicts.tasks.items():
         for sample in samples:
             if sample.passed:
                 passed += 1
+            elif sample.no_answer:  # cut short: no answer to extract or to test
+                truncated += 1
             elif (task_id, sample.sample_index) in unextracted:
                 extraction_failures += 1
             else:
@@ -545,6 +548,7 @@ def summarize(
         passed=passed,
         test_failures=test_failures,
         extraction_failures=extraction_failures,
+        truncated=truncated,
         pass_at_k=dict(evaluation.pass_at_k),
         gt_pass_rate=truth.pass_rate if truth is not None else None,
     )

@@ -111,6 +111,7 @@ class Sample:
     # why the answer was cut (token limit, unclosed thinking), "" when it was not: such a
     # sample that fails is recorded as "no answer (truncated)", not as a test failure
     truncated: str = ""
+    sanitize_error: str = ""  # why the sanitizer found no usable program ("" when it did)
 
 
 @dataclass(frozen=True)

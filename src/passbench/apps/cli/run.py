@@ -108,7 +108,8 @@ def _print_summary(console: Console, outcome: RunOutcome) -> None:
         console.print(f"Ground-truth pass rate: [{colour}]{summary.gt_pass_rate:.3f}[/]")
     console.print(
         f"passed {summary.passed}, failed tests {summary.test_failures}, "
-        f"extraction failures {summary.extraction_failures}"
+        f"extraction failures {summary.extraction_failures}, "
+        f"no answer (truncated) {summary.truncated}"
     )
     if evaluation.missing_tasks:
         console.print(f"[yellow]{len(evaluation.missing_tasks)} tasks have no sample[/]")
