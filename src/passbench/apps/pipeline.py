@@ -385,6 +385,9 @@ class GenerationOutcome:
     kept_samples: int  # already in the files from an earlier run
     extraction_failures: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # reason -> "task_id#index" of every sample in the sanitized file whose extraction failed
+    # "task_id#index" of the samples whose answer was cut short (token limit, unclosed
+    # thinking): no answer, so not counted among the extraction failures
+    truncated: tuple[str, ...] = ()
 
 
 async def generate_samples(
@@ -434,8 +437,13 @@ async def generate_samples(
         raw_out.close()
         sanitized_out.close()
     failures: dict[str, list[str]] = {}
+    truncated: list[str] = []
     for row in _read_rows(files.sanitized):
-        if row["task_id"] in by_id and row.get("sanitize_error"):
+        if row["task_id"] not in by_id:
+            continue
+        if row.get("truncated"):
+            truncated.append(f"{row['task_id']}#{row['sample_index']}")
+        elif row.get("sanitize_error"):
             failures.setdefault(str(row["sanitize_error"]), []).append(
                 f"{row['task_id']}#{row['sample_index']}"
             )
@@ -447,6 +455,7 @@ async def generate_samples(
         new_samples=new,
         kept_samples=kept,
         extraction_failures={reason: tuple(keys) for reason, keys in failures.items()},
+        truncated=tuple(truncated),
     )
 
 
