@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from pathlib import Path
+
 import pytest
 
 from passbench.core.errors import InputError, PermanentProviderError, ProviderError
 from passbench.stages.providers import create_provider
+from passbench.stages.providers.cache import ResponseCache
 
 from .conftest import FAST_RETRY
 from .helpers import chat_prompt, config, run, text_prompt
@@ -302,3 +307,24 @@ def test_an_answer_cut_by_the_token_limit_is_marked_truncated(openai_server: Ope
     assert whole.truncated == "" and whole.finish_reason == "stop"
     assert cut.finish_reason == "length"
     assert cut.truncated == "token limit (finish reason 'length')"
+
+
+def test_a_response_cached_with_its_thinking_inline_is_separated_when_read(
+    openai_server: OpenAIFake, tmp_path: Path
+) -> None:
+    cache_path = tmp_path / "cache.sqlite"
+    cfg = config("qwq", provider="openai", base_url=f"{openai_server.url}/v1")
+    prompts = [chat_prompt("T/0", "write add")]
+    (first,), _ = run(cfg, prompts, cache=ResponseCache(cache_path))
+    # as a passbench that kept the thinking inline cached it: no reasoning, no truncated
+    db = sqlite3.connect(cache_path)
+    (key, value), *_ = db.execute("SELECT key, value FROM samples").fetchall()
+    row = json.loads(value)
+    row = {k: v for k, v in row.items() if k not in ("reasoning", "truncated")}
+    row["text"] = "<think>\nhmm\n</think>\n\n" + first.text
+    with db:
+        db.execute("UPDATE samples SET value = ? WHERE key = ?", (json.dumps(row), key))
+    db.close()
+    openai_server.close()  # anything not answered from the cache would now fail
+    (again,), _ = run(cfg, prompts, cache=ResponseCache(cache_path))
+    assert again.text == first.text and again.reasoning == "hmm" and again.truncated == ""

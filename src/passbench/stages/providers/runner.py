@@ -24,6 +24,7 @@ from passbench.core.progress import NullProgress, Progress
 from passbench.core.records import Completion, Prompt, Usage
 from passbench.stages.providers.base import (
     Capabilities,
+    Choice,
     GenerationParams,
     Provider,
     ProviderCallError,
@@ -432,18 +433,23 @@ class ModelRunner:
         )
 
     def _from_cache(self, prompt: Prompt, index: int, hit: CachedSample) -> Completion:
+        # a row cached before thinking was kept apart still has it inline: separate it now
+        # (a no-op on newer rows, whose text is the answer alone)
+        choice = separate(
+            Choice(text=hit.text, finish_reason=hit.finish_reason, reasoning=hit.reasoning)
+        )
         return Completion(
             task_id=prompt.task_id,
             sample_index=index,
-            text=hit.text,
+            text=choice.answer,
             model=hit.model,
             provider=self.provider.name,
             params=hit.params,
             usage=Usage(hit.input_tokens, hit.output_tokens, hit.cost_usd),
             latency_s=hit.latency_s,
             finish_reason=hit.finish_reason,
-            reasoning=hit.reasoning,
-            truncated=hit.truncated,
+            reasoning=choice.reasoning,
+            truncated=hit.truncated or choice.truncated,
         )
 
     def _warn_once(self, key: str, message: str) -> None:
