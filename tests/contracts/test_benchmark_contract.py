@@ -25,13 +25,15 @@ from passbench.core.records import (
     Status,
     Task,
 )
-from passbench.core.runs import RunResults
+from passbench.core.runs import RunResults, SampleResult
 from passbench.core.samplefile import write_jsonl_atomic
 from passbench.stages.benchmarks import (
     Benchmark,
+    BenchmarkBase,
     BenchmarkInfo,
     LoadedBenchmark,
     PromptStyle,
+    TestFeedback,
     benchmark_info,
     benchmark_language,
     benchmark_names,
@@ -39,6 +41,7 @@ from passbench.stages.benchmarks import (
     get_benchmark,
     task_language,
 )
+from passbench.stages.feedback import TEST_FAILURES, feedback_message
 from passbench.stages.prompts import build_prompt, stop_sequences
 from passbench.stages.results import (
     guess_benchmark,
@@ -302,6 +305,35 @@ def test_reference_verdict_keeps_the_verdict_of_its_task(
         assert (decided.key, decided.task_id) == (given.key, given.task_id)
         # a failing reference stays failed: a benchmark's own reading may only explain it
         assert decided.status != "pass"
+
+
+def test_test_feedback(bench: Benchmark, full: LoadedBenchmark) -> None:
+    """A failed verdict gives the test output a follow-up try shows (`run --tries`), and the
+    files to fix; the default is the verdict's recorded output, every failing test's."""
+    inherited = type(bench).test_feedback is BenchmarkBase.test_feedback
+    for task in full.all_tasks[:PROGRAM_SAMPLE]:
+        verdict = SampleResult(
+            task_id=task.task_id,
+            sample_index=0,
+            status="fail",
+            solution="",
+            details={
+                "test_one": "Traceback (most recent call last):\nAssertionError: 7 != 8",
+                "test_two": "ValueError: marker",
+            },
+            category=ErrorCategory.ASSERTION_FAILED,
+            reason="AssertionError: 7 != 8",
+        )
+        feedback = bench.test_feedback(task, verdict)
+        assert isinstance(feedback, TestFeedback)
+        assert isinstance(feedback.output, str) and feedback.output.strip()
+        assert isinstance(feedback.files, tuple)
+        assert all(isinstance(name, str) and name for name in feedback.files)
+        if inherited:
+            assert "AssertionError: 7 != 8" in feedback.output
+            assert "test_two: ValueError: marker" in feedback.output
+        message = feedback_message(feedback, verdict.status, lines=50)
+        assert message.endswith(TEST_FAILURES.split("{file_list}")[1])
 
 
 def test_judging(bench: Benchmark, full: LoadedBenchmark) -> None:

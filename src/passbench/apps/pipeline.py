@@ -40,6 +40,7 @@ from passbench.stages.providers import (
     Capabilities,
     ModelConfig,
     ModelRunner,
+    Provider,
     ResponseCache,
     UsageTotals,
     create_provider,
@@ -397,8 +398,10 @@ async def generate_samples(
     *,
     cache: ResponseCache | None = None,
     progress: Progress | None = None,
+    provider: Provider | None = None,
 ) -> GenerationOutcome:
-    """Generate the samples `files` still lack, sanitize each, append both rows as it arrives."""
+    """Generate the samples `files` still lack, sanitize each, append both rows as it arrives.
+    `provider`: one the caller opened and closes (else one is created for this call)."""
     progress = progress or NullProgress()
     if not tasks:
         raise InputError("no tasks selected", field="tasks")
@@ -429,7 +432,7 @@ async def generate_samples(
         ]
         if todo:
             usage, use_chat, use_prefill, new = await _generate(
-                generation, todo, done, raw_out, sanitized_out, cache, progress
+                generation, todo, done, raw_out, sanitized_out, cache, progress, provider
             )
         else:
             new = 0
@@ -459,6 +462,24 @@ async def generate_samples(
     )
 
 
+def request_config(
+    generation: GenerationSettings,
+    capabilities: Capabilities,
+    use_chat: bool,
+    use_prefill: bool,
+    *,
+    benchmark: str,
+) -> ModelConfig:
+    """The model's settings as requests carry them: with the official stop sequences where
+    the official tool sends them (its local backends; its API backends send none)."""
+    config = generation.config
+    local_protocol = capabilities.chat_template or not use_chat
+    if generation.official_stops and not config.params.stop and local_protocol:
+        stops = stop_sequences(use_chat, benchmark=benchmark, prefill=use_prefill)
+        config = replace(config, params=replace(config.params, stop=stops))
+    return config
+
+
 async def _generate(
     generation: GenerationSettings,
     tasks: Sequence[Task],
@@ -467,20 +488,19 @@ async def _generate(
     sanitized_out: _Appender,
     cache: ResponseCache | None,
     progress: Progress,
+    given: Provider | None = None,
 ) -> tuple[UsageTotals, bool, bool, int]:
     config = generation.config
-    provider = create_provider(config)
+    provider = given or create_provider(config)
     written = 0
     try:
         capabilities = config.apply_capabilities(provider.capabilities)
         prompts, use_chat, use_prefill = plan_prompts(
             tasks, generation.split, capabilities, chat=generation.chat, prefill=generation.prefill
         )
-        local_protocol = capabilities.chat_template or not use_chat
-        if generation.official_stops and not config.params.stop and local_protocol:
-            # the official local backends stop here; its API backends send no stop sequences
-            stops = stop_sequences(use_chat, benchmark=tasks[0].benchmark, prefill=use_prefill)
-            config = replace(config, params=replace(config.params, stop=stops))
+        config = request_config(
+            generation, capabilities, use_chat, use_prefill, benchmark=tasks[0].benchmark
+        )
         runner = ModelRunner(provider, config, cache=cache, progress=progress)
         by_id = {prompt.task_id: prompt for prompt in prompts}
         tasks_by_id = {task.task_id: task for task in tasks}
@@ -499,7 +519,8 @@ async def _generate(
             done.add(key)
             written += 1
     finally:
-        await provider.aclose()
+        if given is None:
+            await provider.aclose()
     return runner.usage, use_chat, use_prefill, written
 
 

@@ -19,6 +19,7 @@ import click
 from rich.console import Console
 
 from passbench.apps.cli._progress import RichProgress
+from passbench.apps.cli._tries import run_with_tries, tries_params
 from passbench.apps.cli.dryrun import print_dry_run
 from passbench.apps.cli.evaluate import evaluate as evaluate_command
 from passbench.apps.cli.evaluate import settings_from
@@ -34,6 +35,7 @@ from passbench.apps.cli.generate import (
 )
 from passbench.apps.cli.options import resolve_options
 from passbench.apps.pipeline import RunOutcome, refuse_without_isolation, run_pipeline
+from passbench.apps.tries import TriesSettings, check_conversation
 from passbench.stages.benchmarks import check_executable
 
 # evaluate's options that `run` does not take: it evaluates what it generated, into the
@@ -55,7 +57,7 @@ def _shared_params() -> list[click.Parameter]:
     return params
 
 
-@click.command(params=_shared_params())
+@click.command(params=_shared_params() + tries_params())
 @click.option(
     "--dry-run",
     is_flag=True,
@@ -91,13 +93,19 @@ def run(ctx: click.Context, /, dry_run: bool, price_file: Path | None, **options
     # before generating: the samples could not be evaluated
     refuse_without_isolation(settings, resolved.paths)
     files = output_files(resolved, options, config, selection, None)
+    generation = generation_settings(resolved, options, config, selection.split)
+    tries = TriesSettings(resolved["tries"], resolved["feedback_lines"] or None)
+    check_conversation(generation, tries.tries)
+    if tries.tries > 1:
+        run_with_tries(resolved, options, generation, settings, files, tries, _print_summary)
+        return
     offline_model_hub(resolved, os.environ)
     cache = open_cache(resolved, options)
     try:
         with RichProgress() as progress:
             outcome = asyncio.run(
                 run_pipeline(
-                    generation_settings(resolved, options, config, selection.split),
+                    generation,
                     settings,
                     resolved.paths,
                     files,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from passbench.core.errors import InputError, UnknownNameError
 from passbench.core.progress import Progress
 from passbench.core.records import ExecResult, Program, Sample, Task
-from passbench.core.runs import RunResults
+from passbench.core.runs import RunResults, SampleResult
 from passbench.stages.benchmarks.data import DataFile, DataSettings, ResolvedFile, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle
 from passbench.stages.sandbox.remote.images import Toolchains
@@ -43,6 +43,36 @@ def require_name(
             f"unknown {kind} '{value}'{where}; choose one of: {', '.join(valid)}", field=field
         )
     return value
+
+
+@dataclass(frozen=True)
+class TestFeedback:
+    """What a failed attempt's tests said, for a follow-up request (`passbench run --tries`):
+    `output` is the test output as the tests printed it (the run normalises and truncates it
+    as Aider does before the model sees it); `files` are the files the model is to fix, named
+    in Aider's message ("Fix the code in FILES ..."), empty where the answer is not a file."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    output: str
+    files: tuple[str, ...] = ()
+
+
+def recorded_test_output(result: SampleResult) -> str:
+    """The test output a stored verdict keeps: each failing test's text (`details`, the
+    official field; "ALL" for a whole-program error) under its name, else its one-line reason."""
+    parts = []
+    for name, text in result.details.items():
+        text = str(text).rstrip("\n")
+        if name == "ALL":
+            parts.append(text)
+        elif "\n" in text:
+            parts.append(f"{name}:\n{text}")
+        else:
+            parts.append(f"{name}: {text}")
+    if parts:
+        return "\n".join(parts)
+    return result.reason or f"the tests ended with status {result.status}"
 
 
 @dataclass(frozen=True)
@@ -309,6 +339,11 @@ class Benchmark(Protocol):
         `passbench corrections` sets the two side by side."""
         ...
 
+    def test_feedback(self, task: Task, result: SampleResult) -> TestFeedback:
+        """What the tests said about a failed sample, for the follow-up request of
+        `passbench run --tries` (a benchmark with richer test output of its own overrides it)."""
+        ...
+
 
 @dataclass(frozen=True)
 class BenchmarkInfo:
@@ -554,6 +589,9 @@ class BenchmarkBase:
 
     def corrects(self, version: str) -> Original | None:
         return None  # the benchmark's own tasks, not a correction of another's
+
+    def test_feedback(self, task: Task, result: SampleResult) -> TestFeedback:
+        return TestFeedback(recorded_test_output(result))
 
 
 @dataclass(frozen=True)

@@ -193,7 +193,7 @@ class Evaluator:
         target = output_dir if output_dir is not None else samples_path.parent
         target.mkdir(parents=True, exist_ok=True)
         codes = [self._solution_code(selected[sample.task_id], sample) for sample in samples]
-        run = self.style.verdicts(samples, codes, selected, target / f".{stem}.journal.sqlite")
+        run = self.style.verdicts(samples, codes, selected, journal_path(samples_path, target))
         truth = run.ground_truth
 
         metadata = self._run_metadata(run.isolation)
@@ -260,3 +260,8 @@ class Evaluator:
             isolation=run.isolation,
             reused=run.reused,
         )
+
+
+def journal_path(samples_path: Path, output_dir: Path) -> Path:
+    """Where the evaluation of `samples_path` into `output_dir` journals its verdicts."""
+    return output_dir / f".{sample_file_stem(samples_path)}.journal.sqlite"

@@ -130,9 +130,11 @@ class ModelRunner:
     # ---- public API ---------------------------------------------------------------------
 
     async def iter_completions(
-        self, prompts: Sequence[Prompt], n_samples: int = 1
+        self, prompts: Sequence[Prompt], n_samples: int = 1, *, first_index: int = 0
     ) -> AsyncIterator[Completion]:
-        """Yield each sample's Completion as soon as it exists (cached ones first)."""
+        """Yield each sample's Completion as soon as it exists (cached ones first). The samples
+        of each prompt are numbered from `first_index` (a follow-up request continues one
+        sample's own conversation, and keeps its index, its seed and its cache key)."""
         if n_samples < 1:
             raise ValueError("n_samples must be at least 1")
         self.progress.start(len(prompts) * n_samples, f"{self.provider.name}:{self.provider.model}")
@@ -140,7 +142,7 @@ class ModelRunner:
         jobs: list[_Job] = []
         try:
             for prompt in prompts:
-                cached, job = self._plan(prompt, n_samples)
+                cached, job = self._plan(prompt, n_samples, first_index)
                 for completion in cached:
                     self.usage.cached_samples += 1
                     yield completion
@@ -189,7 +191,9 @@ class ModelRunner:
             timeout_s=self.timeout_s,
         )
 
-    def _plan(self, prompt: Prompt, n_samples: int) -> tuple[list[Completion], _Job | None]:
+    def _plan(
+        self, prompt: Prompt, n_samples: int, first_index: int = 0
+    ) -> tuple[list[Completion], _Job | None]:
         request = self._request_for(prompt)
         prompt_key = {
             "text": request.text,
@@ -209,7 +213,7 @@ class ModelRunner:
                 prompt=prompt_key,
                 sample_index=index,
             )
-            for index in range(n_samples)
+            for index in range(first_index, first_index + n_samples)
         }
         cached: list[Completion] = []
         missing: list[int] = []
