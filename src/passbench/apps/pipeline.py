@@ -272,6 +272,9 @@ def sample_row(completion: Completion, prompt: Prompt, *, chat: bool) -> dict[st
         "usage": asdict(completion.usage),
         "latency_s": round(completion.latency_s, 3),
         "params": dict(completion.params),
+        # the thinking, apart from the answer: never sanitized, never evaluated
+        **({"reasoning": completion.reasoning} if completion.reasoning else {}),
+        **({"truncated": completion.truncated} if completion.truncated else {}),
     }
 
 
@@ -383,6 +386,9 @@ class GenerationOutcome:
     kept_samples: int  # already in the files from an earlier run
     extraction_failures: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # reason -> "task_id#index" of every sample in the sanitized file whose extraction failed
+    # "task_id#index" of the samples whose answer was cut short (token limit, unclosed
+    # thinking): no answer, so not counted among the extraction failures
+    truncated: tuple[str, ...] = ()
 
 
 async def generate_samples(
@@ -434,8 +440,13 @@ async def generate_samples(
         raw_out.close()
         sanitized_out.close()
     failures: dict[str, list[str]] = {}
+    truncated: list[str] = []
     for row in _read_rows(files.sanitized):
-        if row["task_id"] in by_id and row.get("sanitize_error"):
+        if row["task_id"] not in by_id:
+            continue
+        if row.get("truncated"):
+            truncated.append(f"{row['task_id']}#{row['sample_index']}")
+        elif row.get("sanitize_error"):
             failures.setdefault(str(row["sanitize_error"]), []).append(
                 f"{row['task_id']}#{row['sample_index']}"
             )
@@ -447,6 +458,7 @@ async def generate_samples(
         new_samples=new,
         kept_samples=kept,
         extraction_failures={reason: tuple(keys) for reason, keys in failures.items()},
+        truncated=tuple(truncated),
     )
 
 
@@ -526,6 +538,7 @@ class RunSummary:
     extraction_failures: int  # failed, and the sanitizer had found no usable program
     pass_at_k: Mapping[str, float]
     gt_pass_rate: float | None
+    truncated: int = 0  # failed with an answer cut short: "no answer (truncated)"
 
 
 @dataclass(frozen=True)
@@ -547,11 +560,13 @@ def summarize(
         if row["task_id"] in wanted and row.get("sanitize_error")
     }
     verdicts = load_results(evaluation.eval_results_path)
-    passed = test_failures = extraction_failures = 0
+    passed = test_failures = extraction_failures = truncated = 0
     for task_id, samples in verdicts.tasks.items():
         for sample in samples:
             if sample.passed:
                 passed += 1
+            elif sample.no_answer:  # cut short: no answer to extract or to test
+                truncated += 1
             elif (task_id, sample.sample_index) in unextracted:
                 extraction_failures += 1
             else:
@@ -563,6 +578,7 @@ def summarize(
         passed=passed,
         test_failures=test_failures,
         extraction_failures=extraction_failures,
+        truncated=truncated,
         pass_at_k=dict(evaluation.pass_at_k),
         gt_pass_rate=truth.pass_rate if truth is not None else None,
     )

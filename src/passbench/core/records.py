@@ -87,6 +87,10 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
     finish_reason: str | None = None
+    # the model's thinking, kept apart from `text` and never read as the answer: sent out of
+    # band (reasoning_content, thinking blocks, thought parts) or inline sections taken out
+    reasoning: str = ""
+    truncated: str = ""  # why the answer was cut (core.thinking.truncation), "" when it was not
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,10 @@ class Sample:
     sample_index: int = 0  # the index the generator gave it (file order where the file has none)
     source_line: int = 0  # 1-based line in the samples file, for messages
     model: str | None = None  # the model the answers file names per answer (SWE-bench's)
+    # why the answer was cut (token limit, unclosed thinking), "" when it was not: such a
+    # sample that fails is recorded as "no answer (truncated)", not as a test failure
+    truncated: str = ""
+    sanitize_error: str = ""  # why the sanitizer found no usable program ("" when it did)
 
 
 @dataclass(frozen=True)

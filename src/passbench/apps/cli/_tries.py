@@ -86,7 +86,8 @@ def _print_tries(console: Console, outcome: TriesOutcome) -> None:
             f"Try {attempt.attempt}: {generation.new_samples} failing samples asked again with "
             f"their test output, {attempt.carried} passing ones carried{kept}: "
             f"{generation.usage.summary()}; passed {summary.passed}, failed tests "
-            f"{summary.test_failures}, extraction failures {summary.extraction_failures}"
+            f"{summary.test_failures}, extraction failures {summary.extraction_failures}, "
+            f"no answer (truncated) {summary.truncated}"
         )
         console.print(f"Wrote {generation.files.raw}\nWrote {generation.files.sanitized}")
 

@@ -257,6 +257,13 @@ def print_generation(console: Console, outcome: GenerationOutcome, n_tasks: int)
         for reason, keys in sorted(outcome.extraction_failures.items(), key=lambda i: -len(i[1])):
             shown = ", ".join(keys[:8]) + (f", … ({len(keys) - 8} more)" if len(keys) > 8 else "")
             console.print(f"  {len(keys)} × {reason}: {shown}")
+    if outcome.truncated:
+        keys = outcome.truncated
+        shown = ", ".join(keys[:8]) + (f", … ({len(keys) - 8} more)" if len(keys) > 8 else "")
+        console.print(
+            f"[bold yellow]{len(keys)} answers cut short[/] (token limit or unclosed thinking, "
+            f"recorded as truncated): {shown}"
+        )
     console.print(f"Wrote {outcome.files.raw}\nWrote {outcome.files.sanitized}")
 
 

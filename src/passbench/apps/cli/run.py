@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
@@ -19,6 +20,7 @@ from rich.console import Console
 
 from passbench.apps.cli._progress import RichProgress
 from passbench.apps.cli._tries import run_with_tries, tries_params
+from passbench.apps.cli.dryrun import print_dry_run
 from passbench.apps.cli.evaluate import evaluate as evaluate_command
 from passbench.apps.cli.evaluate import print_run_statistics, settings_from
 from passbench.apps.cli.generate import generate as generate_command
@@ -56,13 +58,28 @@ def _shared_params() -> list[click.Parameter]:
 
 
 @click.command(params=_shared_params() + tries_params())
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the requests, their tokens and cost, and stop: nothing is sent.",
+)
+@click.option(
+    "--prices",
+    "price_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="TOML or JSON file of USD per million tokens by model id (for --dry-run).",
+)
 @click.pass_context
-def run(ctx: click.Context, /, **options: Any) -> None:
+def run(ctx: click.Context, /, dry_run: bool, price_file: Path | None, **options: Any) -> None:
     """Generate samples, sanitize them, evaluate them and report pass@k, in one command."""
     console = Console(stderr=True)
     resolved = resolve_options(ctx, "run", options)
     config = model_config(options, resolved.config)
     selection = select(resolved, options)
+    if dry_run:
+        generation = generation_settings(resolved, options, config, selection.split)
+        print_dry_run(config, list(selection.tasks), generation, price_file)
+        return
     check_executable(selection.benchmark)  # before any request: nothing could be evaluated
     settings = replace(
         settings_from(resolved, options),
@@ -122,7 +139,8 @@ def _print_summary(console: Console, outcome: RunOutcome) -> None:
         console.print(f"Ground-truth pass rate: [{colour}]{summary.gt_pass_rate:.3f}[/]")
     console.print(
         f"passed {summary.passed}, failed tests {summary.test_failures}, "
-        f"extraction failures {summary.extraction_failures}"
+        f"extraction failures {summary.extraction_failures}, "
+        f"no answer (truncated) {summary.truncated}"
     )
     if evaluation.missing_tasks:
         console.print(f"[yellow]{len(evaluation.missing_tasks)} tasks have no sample[/]")

@@ -24,6 +24,7 @@ from passbench.core.progress import NullProgress, Progress
 from passbench.core.records import Completion, Prompt, Usage
 from passbench.stages.providers.base import (
     Capabilities,
+    Choice,
     GenerationParams,
     Provider,
     ProviderCallError,
@@ -34,6 +35,7 @@ from passbench.stages.providers.cache import CachedSample, ResponseCache, cache_
 from passbench.stages.providers.config import ModelConfig
 from passbench.stages.providers.failures import classify
 from passbench.stages.providers.ratelimit import RateLimiter
+from passbench.stages.providers.reasoning import separate
 from passbench.stages.providers.retry import RetryPolicy
 
 
@@ -391,18 +393,20 @@ class ModelRunner:
         completions: list[Completion] = []
         rows: list[tuple[str, CachedSample]] = []
         for position, index in enumerate(indices):
-            choice = response.choices[position]
+            choice = separate(response.choices[position])
             cost = self._cost(inputs[position], outputs[position])
             completion = Completion(
                 task_id=job.prompt.task_id,
                 sample_index=index,
-                text=choice.text,
+                text=choice.answer,
                 model=model,
                 provider=self.provider.name,
                 params=params,
                 usage=Usage(inputs[position], outputs[position], cost),
                 latency_s=latency,
-                finish_reason=choice.finish_reason,
+                finish_reason=response.choices[position].finish_reason,
+                reasoning=choice.reasoning,
+                truncated=choice.truncated,
             )
             completions.append(completion)
             rows.append((job.keys[index], self._to_cache(completion)))
@@ -428,19 +432,28 @@ class ModelRunner:
             output_tokens=completion.usage.output_tokens,
             cost_usd=completion.usage.cost_usd,
             latency_s=completion.latency_s,
+            reasoning=completion.reasoning,
+            truncated=completion.truncated,
         )
 
     def _from_cache(self, prompt: Prompt, index: int, hit: CachedSample) -> Completion:
+        # a row cached before thinking was kept apart still has it inline: separate it now
+        # (a no-op on newer rows, whose text is the answer alone)
+        choice = separate(
+            Choice(text=hit.text, finish_reason=hit.finish_reason, reasoning=hit.reasoning)
+        )
         return Completion(
             task_id=prompt.task_id,
             sample_index=index,
-            text=hit.text,
+            text=choice.answer,
             model=hit.model,
             provider=self.provider.name,
             params=hit.params,
             usage=Usage(hit.input_tokens, hit.output_tokens, hit.cost_usd),
             latency_s=hit.latency_s,
             finish_reason=hit.finish_reason,
+            reasoning=choice.reasoning,
+            truncated=hit.truncated or choice.truncated,
         )
 
     def _warn_once(self, key: str, message: str) -> None:

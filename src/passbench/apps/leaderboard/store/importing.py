@@ -23,12 +23,14 @@ from sqlalchemy import select
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
+from passbench.analysis.report.categories import failure_of
+from passbench.analysis.report.triage import triage, triage_dict
 from passbench.apps.leaderboard.store.database import Store
 from passbench.apps.leaderboard.store.models import Model, Run, SampleVerdict, TaskResult
 from passbench.core import scoring
 from passbench.core.errors import InputError, ResultsFileError
 from passbench.core.taskset import identity_from_meta
-from passbench.stages.results import RunResults, load_results
+from passbench.stages.results import RunResults, load_results, task_order
 
 #: The k values stored with a run (those its smallest number of samples per task allows).
 STORED_KS = (1, 5, 10, 100)
@@ -191,6 +193,7 @@ def _run_row(
         evaluated_at=run.date,
         source_name=run.path.name,
         meta=meta,
+        triage=run_triage(run),
     )
     for task_id, samples in run.tasks.items():
         if not samples:
@@ -215,6 +218,25 @@ def _run_row(
         ]
         row.tasks.append(task)
     return row
+
+
+def run_triage(run: RunResults) -> dict[str, Any]:
+    """Why the run's samples failed, by cause, as `passbench inspect` classifies them; without
+    the task data here, any function the raw answer defines counts as its code."""
+    failures = {
+        task: [failure_of(sample) for sample in samples] for task, samples in run.tasks.items()
+    }
+    gt: dict[str, Mapping[str, Any]] = {task: {} for task in run.gt_failed_tasks}
+    gt.update(run.gt_failures)
+    result = triage(
+        run.tasks,
+        failures,
+        entry_points={},
+        libs={},
+        gt_failures=gt,
+        order=sorted(run.tasks, key=task_order),
+    )
+    return dict(triage_dict(result))
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

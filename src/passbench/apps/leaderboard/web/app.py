@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from passbench.analysis.report.contamination import GroupScore
+from passbench.analysis.report.triage import CLASSES as TRIAGE_CLASSES
 from passbench.apps.leaderboard.store.database import Store
 from passbench.apps.leaderboard.store.models import OPEN_DATA_LEVELS, Run
 from passbench.apps.leaderboard.web import board as boards
@@ -159,6 +160,16 @@ def _model_markdown(page: boards.ModelPage) -> str:
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         lines += [_run_line(run) for run in page.runs]
+    triaged = [run for run in page.runs if run.triage]
+    if triaged:
+        lines += [
+            "",
+            "### Failures by cause (as `passbench inspect` classifies them)",
+            "| run | failing samples | model | extraction | environment | harness "
+            "| no answer (truncated) | extraction loss |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [_triage_line(run) for run in triaged]
     if page.contamination:
         lines += [
             "",
@@ -189,6 +200,21 @@ def _run_line(run: Run) -> str:
         f"| {run.harness_version or '—'} | {code(run.dataset_sha256)} | {environment} "
         f"| {run.backend or '—'} | {run.isolation or '—'} | {run.evaluated_at or '—'} |"
     )
+
+
+def _triage_line(run: Run) -> str:
+    triage = run.triage or {}
+    by_class = triage.get("by_class", {})
+    truncated = sum(
+        group["samples"]
+        for group in triage.get("groups", [])
+        if group.get("kind") == "no answer (truncated)"
+    )
+    loss = triage.get("extraction_loss", {})
+    checked = loss.get("checked", 0)
+    loss_text = f"{loss.get('samples', 0)} of {checked} checked" if checked else "not measured"
+    classes = " | ".join(str(by_class.get(name, 0)) for name in TRIAGE_CLASSES)
+    return f"| {run.id} | {triage.get('failing', 0)} | {classes} | {truncated} | {loss_text} |"
 
 
 def _contamination_line(found: boards.RunContamination) -> str:
