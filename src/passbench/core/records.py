@@ -145,6 +145,19 @@ class ProcessSpec:
     # prints)
     pass_rule: Literal["exit", "silent"] = "exit"
 
+    @property
+    def longest_s(self) -> float:
+        """The longest its builds and run may take, for the worker's backstop behind them: a
+        build waiting for a core on a loaded machine may go on up to BUILD_WALL_CAP times its
+        limit (sandbox/inside/_process_style.py times builds out by their CPU work)."""
+        builds = len(self.build) * self.build_timeout_s * BUILD_WALL_CAP
+        return builds + self.run_timeout_s + 5.0
+
+
+#: How many times its limit a build may take in wall time while it waits for a core (the same
+#: number as _BUILD_WALL_CAP in sandbox/inside/_process_style.py, which cannot import this).
+BUILD_WALL_CAP = 10.0
+
 
 @dataclass(frozen=True)
 class RepositorySpec:

@@ -536,21 +536,18 @@ class HumanEvalX(BenchmarkBase):
         build = language.build
         if language.key == "cpp" and "162" in task.task_id:  # CodeGeeX's own test: md5
             build = ((*build[0], "-lcrypto", "-lssl"),)
-        return {
-            "source": source,
-            "style": "process",
-            "timeout_s": len(build) * BUILD_TIMEOUT_S + timeout_s + 5.0,
-            "process": ProcessSpec(
-                filename=language.filename,
-                build=build,
-                run=language.run,
-                build_timeout_s=BUILD_TIMEOUT_S,
-                run_timeout_s=timeout_s,
-                output_cap=4096,
-                syntax_markers=language.syntax_markers,
-                pass_rule="silent" if language.pass_rule == "silent" else "exit",
-            ),
-        }
+        spec = ProcessSpec(
+            filename=language.filename,
+            build=build,
+            run=language.run,
+            build_timeout_s=BUILD_TIMEOUT_S,
+            run_timeout_s=timeout_s,
+            output_cap=4096,
+            syntax_markers=language.syntax_markers,
+            pass_rule="silent" if language.pass_rule == "silent" else "exit",
+        )
+        # the worker's own backstop, behind the child's build and run limits
+        return {"source": source, "style": "process", "timeout_s": spec.longest_s, "process": spec}
 
     def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
         """A base model's answer (the prompt and its continuation, no fence) is cut as

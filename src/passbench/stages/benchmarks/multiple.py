@@ -387,21 +387,21 @@ class MultiPLE(BenchmarkBase):
         """`code` (prompt + completion) followed by the task's tests, built and run as
         MultiPL-E does; `timeout_s` is the run's limit."""
         language = self.language
-        builds = len(language.build)
+        spec = ProcessSpec(
+            filename=language.filename,
+            build=language.build,
+            run=language.run,
+            build_timeout_s=language.build_timeout_s,
+            run_timeout_s=timeout_s,
+            output_cap=language.output_cap,
+            syntax_markers=language.syntax_markers,
+        )
         return {
             "source": code + "\n" + task.test,
             "style": "process",
             # the worker's own backstop, behind the child's build and run limits
-            "timeout_s": builds * language.build_timeout_s + timeout_s + 5.0,
-            "process": ProcessSpec(
-                filename=language.filename,
-                build=language.build,
-                run=language.run,
-                build_timeout_s=language.build_timeout_s,
-                run_timeout_s=timeout_s,
-                output_cap=language.output_cap,
-                syntax_markers=language.syntax_markers,
-            ),
+            "timeout_s": spec.longest_s,
+            "process": spec,
         }
 
     def solution_from_completion(self, task: Task, completion: str) -> str:
