@@ -25,6 +25,7 @@ from passbench.apps.cli.options import (
     data_settings,
     date_window,
     model_cutoff_option,
+    report_options,
     resolve_options,
     window_options,
 )
@@ -46,15 +47,7 @@ _LEADERBOARD_SUFFIXES = {
 
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the comparison here instead of the terminal.",
-)
+@report_options(FORMATS, "Write the comparison here instead of the terminal.")
 @click.option(
     "--leaderboard",
     type=click.Path(dir_okay=False, path_type=Path),

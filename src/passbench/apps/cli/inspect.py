@@ -25,6 +25,7 @@ from passbench.apps.cli.options import (
     data_settings,
     date_window,
     model_cutoff_option,
+    report_options,
     resolve_options,
     window_options,
 )
@@ -103,14 +104,9 @@ def data_flags(command: F) -> F:
     type=click.Path(path_type=Path),
     help="The run's _pass_at_k.json (default: the sibling of RESULTS, when present).",
 )
-@click.option(
-    "--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write here instead of the terminal (html: default <stem>_report.html beside RESULTS).",
+@report_options(
+    FORMATS,
+    "Write here instead of the terminal (html: default <stem>_report.html beside RESULTS).",
 )
 @click.option(
     "--task",
