@@ -27,6 +27,7 @@ channel), and every test on which the two sources disagree is named in the verdi
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -51,6 +52,7 @@ from passbench.stages.benchmarks.base import BenchmarkBase, Judging, TaskId
 from passbench.stages.benchmarks.data import DataFile, DataSettings
 from passbench.stages.benchmarks.prompting import PromptStyle
 from passbench.stages.benchmarks.swebench import grading, prompting
+from passbench.stages.benchmarks.swebench.environments import instance_environment
 from passbench.stages.benchmarks.swebench.instances import (
     END_TEST_OUTPUT,
     START_TEST_OUTPUT,
@@ -69,6 +71,11 @@ from passbench.stages.benchmarks.swebench.patching import (
 )
 from passbench.stages.benchmarks.swebench.predictions import read_predictions
 from passbench.stages.benchmarks.swebench.repos import RepositorySource
+from passbench.stages.benchmarks.swebench.testenvs import (
+    NO_ENVIRONMENT,
+    InstanceEnvironment,
+    SWEBenchEnvironments,
+)
 from passbench.stages.sandbox.host.machinery import is_test_machinery
 from passbench.stages.sanitize import SanitizeResult
 
@@ -78,6 +85,8 @@ OFFICIAL_TIMEOUT_S = 1800.0
 FILES = "/run/passbench/files"
 MODEL_PATCH = "model.patch"
 TEST_PATCH = "test.patch"
+#: The environment record (testenvs.InstanceEnvironment.record) among the program's files.
+ENVIRONMENT_FILE = "environment.json"
 #: Test output kept in a verdict for the official test_output.txt (head and tail beyond it).
 _LOG_KEEP = 1024 * 1024
 _HF = "https://huggingface.co"
@@ -229,27 +238,32 @@ def _restore_machinery(instance: Instance, patch: str) -> tuple[list[str], tuple
     return lines, machinery
 
 
-def _environment_lines(python: str | None) -> list[str]:
-    if python is None:  # the sandbox's interpreter is first on PATH already
+def _install_lines(install: str | None, environment: InstanceEnvironment) -> list[str]:
+    """The spec's install, offline into the instance's own prefix, with the build backends on
+    PYTHONPATH for this step only (environments.py, "Installing the repository offline")."""
+    if install is None:
         return []
-    bin_dir = shlex.quote(str(Path(python).parent))
-    venv = shlex.quote(str(Path(python).parent.parent))
-    return [f"export VIRTUAL_ENV={venv}", f"export PATH={bin_dir}:$PATH"]
-
-
-def eval_script(instance: Instance, python: str | None) -> str:
-    """The official eval script as passbench runs it: the conda activation replaced by the
-    environment's, the test patch read from its file (the same bytes as the heredoc)."""
-    script = parse_eval_script(instance)
-    activation = _environment_lines(python)
-    setup = [
-        *activation,
-        f"cd {script.workdir}",
-        *script.pre_install,
-        *script.git_setup,
-        *activation,
-        *script.install,
+    variables = instance_environment(environment.built, step="install", home="/tmp")
+    exports = [
+        f'export PYTHONPATH={shlex.quote(variables["PYTHONPATH"])}"${{PYTHONPATH:+:$PYTHONPATH}}"',
+        f"export PIP_CONFIG_FILE={shlex.quote(variables['PIP_CONFIG_FILE'])} PIP_NO_INDEX=1",
     ]
+    return [f"( {'; '.join(exports)}; {install} )"]
+
+
+def eval_script(instance: Instance, environment: InstanceEnvironment | None = None) -> str:
+    """The official eval script as passbench runs it: the conda activation replaced by the
+    environment's (its variables are the run's own; none under the evaluation interpreter,
+    which is first on PATH), the spec's install rewritten to run offline into the instance's
+    prefix (kept as it is without an environment), the test patch read from its file (the same
+    bytes as the heredoc)."""
+    script = parse_eval_script(instance)
+    install = (
+        list(script.install)
+        if environment is None
+        else _install_lines(environment.install, environment)
+    )
+    setup = [f"cd {script.workdir}", *script.pre_install, *script.git_setup, *install]
     return "\n".join(
         [
             script.shell_options,
@@ -322,6 +336,7 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
     details["report.json"] = report.official_json()
     details["test_output.txt"] = _keep(test_output)
     extra = {
+        **_environment_of(program),
         "channel": "pytest"
         if trusted_channel
         else ("tampered" if outputs.get("channel_tampered") else "none"),
@@ -341,6 +356,16 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
         f"{len(instance.pass_to_pass)}"
     )
     return _verdict(result, "fail", ErrorCategory.ASSERTION_FAILED, reason, details)
+
+
+def _environment_of(program: Program) -> dict[str, Any]:
+    """The verdict's `environment` (official / approximate / the evaluation interpreter) and
+    `environment_lock` (what it was built from: environments.BuiltEnvironment.identity)."""
+    files = dict(program.repository.files) if program.repository is not None else {}
+    if ENVIRONMENT_FILE not in files:
+        return {"environment": NO_ENVIRONMENT, "environment_lock": None}
+    record = json.loads(files[ENVIRONMENT_FILE])
+    return {"environment": record["fidelity"], "environment_lock": record}
 
 
 def _verdict(
@@ -422,7 +447,7 @@ class _SWEBench(BenchmarkBase):
     def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
         instance = _instance(task)
         git_dir = _source(task).mirror(instance.repo, instance.base_commit)
-        python = None
+        environment = self.task_environments().for_instance(instance)
         restore, machinery = _restore_machinery(instance, code)
         script = "\n".join(
             [
@@ -435,17 +460,36 @@ class _SWEBench(BenchmarkBase):
                 "",
             ]
         )
-        spec = RepositorySpec(
-            git_dir=str(git_dir),
-            commit=instance.base_commit,
-            script=script,
-            files=(
-                (MODEL_PATCH, code),
-                (TEST_PATCH, instance.test_patch),
-                ("eval.sh", eval_script(instance, python)),
-            ),
-            channel=_uses_pytest(instance),
+        files = (
+            (MODEL_PATCH, code),
+            (TEST_PATCH, instance.test_patch),
+            ("eval.sh", eval_script(instance, environment)),
         )
+        if environment is None:
+            spec = RepositorySpec(
+                git_dir=str(git_dir),
+                commit=instance.base_commit,
+                script=script,
+                files=files,
+                channel=_uses_pytest(instance),
+            )
+        else:
+            built = environment.built
+            # the record is one of the program's files: it is part of what the journal keys a
+            # verdict by, and `judging` reads it back into the verdict
+            record = json.dumps(environment.record(), sort_keys=True)
+            variables = instance_environment(built, step="test", home="/tmp")
+            spec = RepositorySpec(
+                git_dir=str(git_dir),
+                commit=instance.base_commit,
+                script=script,
+                python=str(built.python),
+                files=(*files, (ENVIRONMENT_FILE, record)),
+                read_only=tuple(str(path) for path in built.readonly_paths),
+                env=tuple(variables.items()),
+                fresh_dirs=(str(built.instance_prefix),),
+                channel=_uses_pytest(instance),
+            )
         return {"source": code, "style": "repository", "timeout_s": timeout_s, "repository": spec}
 
     def canonical_code(self, task: Task) -> str:
@@ -492,10 +536,9 @@ class _SWEBench(BenchmarkBase):
             )
             fields["fail_to_pass"] = status.get("FAIL_TO_PASS")
             fields["pass_to_pass"] = status.get("PASS_TO_PASS")
+        # a verdict without the extra (it never ran the tests) names no environment it ran in
+        fields.update({"environment": NO_ENVIRONMENT, "environment_lock": None})
         fields.update(_extra_of(result))
-        # every repository program runs under the evaluation interpreter today: never an
-        # official SWE-bench environment (docs/swebench.md, "Environments")
-        fields["environment"] = "evaluation interpreter (not the official environment)"
         return fields
 
     def extra_scores(
@@ -503,11 +546,24 @@ class _SWEBench(BenchmarkBase):
     ) -> Mapping[str, Any]:
         disagreements = sum(1 for entry in entries if entry.get("parser_disagrees"))
         restored = sum(1 for entry in entries if entry.get("machinery_restored"))
+        official = sum(1 for entry in entries if entry.get("environment") == "official")
+        approximate = sum(1 for entry in entries if entry.get("environment") == "approximate")
         return {
             "verdicts_differing_from_the_official_parser": disagreements,
             "patches_with_test_machinery_restored": restored,
-            "instances_without_their_official_environment": len(entries),
+            "instances_in_official_environments": official,
+            "instances_in_approximate_environments": approximate,
+            "instances_without_their_official_environment": len(entries) - official,
+            "environments": _environments_used(entries),
         }
+
+    def task_environments(self) -> SWEBenchEnvironments:
+        if getattr(self, "_environments", None) is None:
+            self._environments = SWEBenchEnvironments(self.name, self._data_settings)
+        return self._environments
+
+    def _data_settings(self) -> DataSettings:
+        return getattr(self, "_data", None) or DataSettings.from_env(os.environ)
 
     def read_samples(self, path: Path, known_task_ids: Iterable[str]) -> list[Sample] | None:
         if not _looks_like_predictions(path):
@@ -621,6 +677,19 @@ class _SWEBench(BenchmarkBase):
             format="swebench-run-report",
             known_benchmark=self.name,
         )
+
+
+def _environments_used(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each environment the scored samples ran in (by lock sha256) and how many ran there."""
+    used: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        lock = entry.get("environment_lock")
+        if not isinstance(lock, Mapping):
+            continue
+        keys = ("lock_sha256", "fidelity", "key", "lock_source", "python_pin", "python")
+        row = used.setdefault(str(lock.get("lock_sha256")), {key: lock.get(key) for key in keys})
+        row["samples"] = row.get("samples", 0) + 1
+    return sorted(used.values(), key=lambda row: (str(row["key"]), str(row["lock_sha256"])))
 
 
 def _resolution(status: Mapping[str, Any]) -> str:

@@ -125,6 +125,9 @@ class RepositoryRun:
     files: tuple[tuple[str, str], ...] = ()
     read_only: tuple[Path, ...] = ()  # host folders visible read-only at their own path
     writable: tuple[Path, ...] = ()  # host folders visible read-write at their own path
+    # (host folder, path inside): read-write over a path of a read-only folder (an install
+    # prefix inside a read-only test environment)
+    writable_at: tuple[tuple[Path, str], ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)  # over a minimal base (below)
     timeout_s: float = OFFICIAL_TIMEOUT_S
     memory_mb: int = 8192  # the whole run (cgroup); per process without a cgroup
@@ -265,7 +268,8 @@ def run_repository(run: RepositoryRun) -> RepositoryResult:
 def _check_paths(run: RepositoryRun) -> None:
     if not run.working_copy.is_dir():
         raise SandboxError(f"the working copy {run.working_copy} is not a folder")
-    for kind, paths in (("read-only", run.read_only), ("writable", run.writable)):
+    writable = (*run.writable, *(host for host, _ in run.writable_at))
+    for kind, paths in (("read-only", run.read_only), ("writable", writable)):
         resolved = [str(Path(path).resolve()) for path in paths]
         for path in resolved:
             if not os.path.exists(path):
@@ -345,10 +349,14 @@ def _arguments(run: RepositoryRun, private: Path, tmp: Path) -> list[str]:
     args += ["--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm"]
     args += ["--tmpfs", "/run", "--perms", "0755", "--dir", _INSIDE]
     args += ["--ro-bind", str(private / "inside"), _INSIDE]
-    binds = [(str(Path(p).resolve()), False) for p in run.read_only]
-    binds += [(str(Path(p).resolve()), True) for p in run.writable]
+    binds = [(str(Path(p).resolve()), False, "") for p in run.read_only]
+    binds += [(str(Path(p).resolve()), True, "") for p in run.writable]
+    binds += [(str(Path(p).resolve()), True, inside) for p, inside in run.writable_at]
     # outer folders first, so that one inside another is mounted on top of it
-    for path, writable in sorted(binds, key=lambda bind: bind[0].count("/")):
+    for path, writable, inside in sorted(binds, key=lambda bind: (bind[2] or bind[0]).count("/")):
+        if inside:
+            args += ["--bind", path, inside]
+            continue
         if under_any(path, SYSTEM_DIRS) and not writable:
             continue  # visible already
         bind = ro_bind(path)
@@ -443,7 +451,8 @@ def _prepare_folders(run: RepositoryRun, as_root: bool) -> None:
     left there is untrusted (git hooks, `core.fsmonitor` in .git/config, symbolic links to host
     files), and host git refuses to work in a repository another user owns ("dubious
     ownership")."""
-    for folder in [run.working_copy.resolve(), *(Path(p).resolve() for p in run.writable)]:
+    writable = [*run.writable, *(host for host, _ in run.writable_at)]
+    for folder in [run.working_copy.resolve(), *(Path(p).resolve() for p in writable)]:
         try:
             _walk_tree(folder, SANDBOX_HOST_UID if as_root else None)
         except OSError as error:

@@ -1,0 +1,290 @@
+"""The SWE-bench benchmarks' test environments as passbench uses them: `passbench env check` and
+`env create swebench-*` (the `task_environments` hook) and, for `evaluate`, the environment an
+instance runs in.
+
+    dataset rows ──► LockCatalog (locks.py) ──► check_instances (envcheck.py) ──► the report
+                                      └──► build_environment / open_environment (environments.py)
+
+Environments live in one folder, `--path` of `env create`/`env check`, else
+$PASSBENCH_SWEBENCH_ENV_DIR, else `<user data dir>/envs/swebench`; `evaluate` looks there. An
+instance whose lock has a built environment runs in it, labelled "official" only when the lock
+is the exact export of its own official image and nothing its tests need is missing
+(`Support.official`), "approximate" otherwise; an instance without one runs under the
+evaluation interpreter as before, and says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from passbench.core.errors import EnvironmentError_, InputError
+from passbench.core.progress import NullProgress, Progress
+from passbench.core.records import Task
+from passbench.stages.benchmarks.data import DataSettings
+from passbench.stages.benchmarks.swebench.envcheck import Support, check_instances
+from passbench.stages.benchmarks.swebench.environments import (
+    BuiltEnvironment,
+    Interpreter,
+    build_environment,
+    choose_interpreter,
+    open_environment,
+    repository_install_command,
+)
+from passbench.stages.benchmarks.swebench.instances import Instance, read_instances
+from passbench.stages.benchmarks.swebench.locks import (
+    EnvironmentChoice,
+    EnvironmentLock,
+    LockCatalog,
+    read_exports,
+)
+from passbench.stages.benchmarks.swebench.specs import spec_for
+from passbench.stages.evalenv.check import CheckItem, EnvReport
+from passbench.stages.evalenv.location import envs_root
+
+ENV_DIR_VARIABLE = "PASSBENCH_SWEBENCH_ENV_DIR"
+EXPORTS_FILE = "swebench/swebench-verified-environments.jsonl.gz"
+VERIFIED_FILE = "swebench/swebench-verified.jsonl.gz"
+#: What a verdict says when the instance ran without an environment of its own.
+NO_ENVIRONMENT = "evaluation interpreter (not the official environment)"
+#: Problems that keep an environment from being built (the others concern the tests).
+_BUILD_BLOCKERS = ("no-lock", "unpinned", "python")
+
+Fidelity = Literal["official", "approximate"]
+
+
+def environments_folder(folder: Path | None = None) -> Path:
+    """Where the environments are: `folder`, else $PASSBENCH_SWEBENCH_ENV_DIR, else the user
+    data dir's envs/swebench."""
+    if folder is not None:
+        return Path(folder).expanduser().absolute()
+    override = os.environ.get(ENV_DIR_VARIABLE, "").strip()
+    if override:
+        return Path(override).expanduser().absolute()
+    return (envs_root() / "swebench").absolute()
+
+
+@dataclass(frozen=True)
+class InstanceEnvironment:
+    """The built environment one instance runs in, and how faithful it is."""
+
+    built: BuiltEnvironment
+    choice: EnvironmentChoice
+    support: Support
+    install: str | None  # the spec's install, rewritten to run offline (None: installs nothing)
+
+    @property
+    def fidelity(self) -> Fidelity:
+        return "official" if self.support.official else "approximate"
+
+    def record(self) -> dict[str, Any]:
+        """What every verdict records about it."""
+        return {
+            "fidelity": self.fidelity,
+            **self.built.identity(self.choice),
+            "problems": [problem.detail for problem in self.support.problems],
+        }
+
+
+def _instance(task: Task) -> Instance:
+    instance = task.metadata["instance"]
+    assert isinstance(instance, Instance)
+    return instance
+
+
+@functools.cache
+def _interpreter(python: str) -> Interpreter | None:
+    return choose_interpreter(python)
+
+
+class SWEBenchEnvironments:
+    """The `task_environments` hook of the SWE-bench benchmarks."""
+
+    def __init__(self, name: str, data: Callable[[], DataSettings]) -> None:
+        self.name = name
+        self._data = data
+        self._catalog: LockCatalog | None = None
+        self._supports: dict[str, Support] = {}
+
+    # -- locks and what can run
+
+    def catalog(self) -> LockCatalog:
+        """The Verified exports and rows of the data folder; without them, specs only."""
+        if self._catalog is None:
+            data_dir = self._data().data_dir
+            exports: dict[str, str] = {}
+            rows: list[Instance] = []
+            if data_dir is not None and (data_dir / EXPORTS_FILE).is_file():
+                exports = read_exports(data_dir / EXPORTS_FILE)
+                if (data_dir / VERIFIED_FILE).is_file():
+                    rows = read_instances(data_dir / VERIFIED_FILE)
+            self._catalog = LockCatalog(exports, rows)
+        return self._catalog
+
+    def supports(self, instances: Sequence[Instance]) -> list[Support]:
+        missing = [i for i in instances if i.instance_id not in self._supports]
+        for support in check_instances(missing, self.catalog(), find_python=_interpreter):
+            self._supports[support.instance_id] = support
+        return [self._supports[instance.instance_id] for instance in instances]
+
+    def for_instance(
+        self, instance: Instance, folder: Path | None = None
+    ) -> InstanceEnvironment | None:
+        """The built environment of `instance`'s lock, integrity-checked, or None (not built,
+        no lock, or an install that cannot run offline)."""
+        choice = self.catalog().choose(instance)
+        if choice is None:
+            return None
+        built = open_environment(choice.lock, environments_folder(folder))
+        if built is None:
+            return None
+        spec = spec_for(instance.repo, instance.version)
+        try:
+            install = repository_install_command(spec) if spec is not None else None
+        except InputError:
+            return None
+        (support,) = self.supports([instance])
+        return InstanceEnvironment(built, choice, support, install)
+
+    # -- the hook
+
+    def check(self, tasks: Sequence[Task], folder: Path | None) -> EnvReport:
+        root = environments_folder(folder)
+        instances = [_instance(task) for task in tasks]
+        supports = self.supports(instances)
+        items: list[CheckItem] = []
+        per_repo: dict[str, list[tuple[Support, bool]]] = {}
+        for instance, support in zip(instances, supports, strict=True):
+            built, where = self._built(instance, root)
+            per_repo.setdefault(support.repo, []).append((support, built))
+            items.append(CheckItem("task", instance.instance_id, support.evaluable, where))
+        summary = [
+            CheckItem("repository", repo, all(s.evaluable for s, _ in rows), _repo_line(rows))
+            for repo, rows in sorted(per_repo.items())
+        ]
+        return EnvReport(self.name, root, (*summary, *items))
+
+    def _built(self, instance: Instance, root: Path) -> tuple[bool, str]:
+        """Whether its environment is built, and the line `env check` prints for it."""
+        (support,) = self.supports([instance])
+        choice = self.catalog().choose(instance)
+        head = _fidelity_line(support, choice)
+        built = False
+        if choice is not None and _buildable(support):
+            try:
+                found = open_environment(choice.lock, root)
+            except EnvironmentError_ as error:
+                state = f"changed after it was built ({error})"
+            else:
+                built = found is not None
+                state = (
+                    f"built (Python {found.python_version})"
+                    if found is not None
+                    else f"not built: passbench env create {self.name} --tasks "
+                    f"{instance.instance_id}"
+                )
+            head += f"; {state}"
+        problems = [
+            ("cannot: " if problem.blocking else "") + problem.detail
+            for problem in support.problems
+            if problem.kind != "approximate"
+        ]
+        return built, "; ".join([head, *problems])
+
+    def create(
+        self,
+        tasks: Sequence[Task],
+        folder: Path | None,
+        *,
+        force: bool = False,
+        pip_args: Sequence[str] = (),
+        progress: Progress | None = None,
+        on_output: Callable[[str], None] | None = None,
+    ) -> EnvReport:
+        root = environments_folder(folder)
+        progress = progress or NullProgress()
+        instances = [_instance(task) for task in tasks]
+        groups: dict[str, tuple[EnvironmentLock, list[str]]] = {}
+        items: list[CheckItem] = []
+        for instance, support in zip(instances, self.supports(instances), strict=True):
+            choice = self.catalog().choose(instance)
+            if choice is None or not _buildable(support):
+                why = next(p.detail for p in support.problems if p.kind in _BUILD_BLOCKERS)
+                items.append(CheckItem("task", instance.instance_id, False, f"not built: {why}"))
+                continue
+            lock = choice.lock
+            groups.setdefault(lock.sha256, (lock, []))[1].append(instance.instance_id)
+        progress.start(len(groups), f"{self.name} environments")
+        for lock, members in groups.values():
+            items.append(self._build_one(lock, members, root, force, pip_args, on_output))
+            progress.advance(info=f"{lock.repo} {lock.sha256[:12]}")
+        progress.finish()
+        return EnvReport(self.name, root, tuple(items))
+
+    def _build_one(
+        self,
+        lock: EnvironmentLock,
+        members: Sequence[str],
+        root: Path,
+        force: bool,
+        pip_args: Sequence[str],
+        on_output: Callable[[str], None] | None,
+    ) -> CheckItem:
+        name = f"{lock.repo} {lock.sha256[:12]}"
+        who = _members(members)
+        try:
+            built = build_environment(
+                lock, root, force=force, pip_args=pip_args, on_output=on_output
+            )
+        except (EnvironmentError_, InputError) as error:
+            text = error.bare_message if isinstance(error, InputError) else str(error)
+            first = text.strip().splitlines()[0]
+            return CheckItem("environment", name, False, f"failed for {who}: {first}")
+        state = "cached" if built.status == "cached" else f"built in {built.seconds:.0f} s"
+        return CheckItem(
+            "environment",
+            name,
+            True,
+            f"{state}: Python {built.python_version} ({lock.kind} lock), for {who}",
+        )
+
+
+def _buildable(support: Support) -> bool:
+    return not any(p.blocking and p.kind in _BUILD_BLOCKERS for p in support.problems)
+
+
+def _fidelity_line(support: Support, choice: EnvironmentChoice | None) -> str:
+    if choice is None:
+        return "no lock"
+    if support.official:
+        kind = "official"
+    elif support.evaluable:
+        kind = "approximate"
+    else:
+        kind = "cannot be evaluated here"
+    python = support.python_found or "missing"
+    return (
+        f"{kind}: {choice.note}; Python {support.python_pin} (here: {python}); "
+        f"lock {support.lock_sha256[:12]}"
+    )
+
+
+def _repo_line(rows: Iterable[tuple[Support, bool]]) -> str:
+    listed = list(rows)
+    official = sum(support.official for support, _ in listed)
+    evaluable = sum(support.evaluable for support, _ in listed)
+    built = sum(done for _, done in listed)
+    return (
+        f"{evaluable}/{len(listed)} can be evaluated here ({official} official, "
+        f"{evaluable - official} approximate); {built} with their environment built"
+    )
+
+
+def _members(members: Sequence[str]) -> str:
+    if len(members) <= 3:
+        return ", ".join(members)
+    return f"{members[0]}, {members[1]} and {len(members) - 2} more"
