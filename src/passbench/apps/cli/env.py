@@ -340,7 +340,7 @@ def _create_task_environments(
     environments = [item for item in report.items if item.kind == "environment"]
     if report.items and not any(item.ok for item in environments):
         first = report.problems[0]
-        raise EnvironmentError_(f"{name}: nothing built; {first.name}: {first.detail}")
+        raise EnvironmentError_(f"{name}: nothing built: {first.name} {first.detail}")
     _print_report(report, console)
     if not report.ok:
         sys.exit(1)

@@ -359,7 +359,8 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
 
 
 def _environment_of(program: Program) -> dict[str, Any]:
-    """The verdict's `environment` (official / approximate / the evaluation interpreter) and
+    """The verdict's `environment` (official / approximate / incomplete / the evaluation
+    interpreter: testenvs.Fidelity) and
     `environment_lock` (what it was built from: environments.BuiltEnvironment.identity)."""
     files = dict(program.repository.files) if program.repository is not None else {}
     if ENVIRONMENT_FILE not in files:
@@ -548,11 +549,13 @@ class _SWEBench(BenchmarkBase):
         restored = sum(1 for entry in entries if entry.get("machinery_restored"))
         official = sum(1 for entry in entries if entry.get("environment") == "official")
         approximate = sum(1 for entry in entries if entry.get("environment") == "approximate")
+        incomplete = sum(1 for entry in entries if entry.get("environment") == "incomplete")
         return {
             "verdicts_differing_from_the_official_parser": disagreements,
             "patches_with_test_machinery_restored": restored,
             "instances_in_official_environments": official,
             "instances_in_approximate_environments": approximate,
+            "instances_in_incomplete_environments": incomplete,
             "instances_without_their_official_environment": len(entries) - official,
             "environments": _environments_used(entries),
         }

@@ -54,7 +54,11 @@ NO_ENVIRONMENT = "evaluation interpreter (not the official environment)"
 #: Problems that keep an environment from being built (the others concern the tests).
 _BUILD_BLOCKERS = ("no-lock", "unpinned", "python")
 
-Fidelity = Literal["official", "approximate"]
+#: official: the exact pins of the instance's own image and nothing its tests need missing;
+#: approximate: other pins (a sibling's export, SWE-bench's spec, inferred pins), evaluable;
+#: incomplete: something its tests need is not here (the internet, a conda-only package, a
+#: system package): the verdict may differ from the official one whatever the pins
+Fidelity = Literal["official", "approximate", "incomplete"]
 
 
 def environments_folder(folder: Path | None = None) -> Path:
@@ -79,7 +83,7 @@ class InstanceEnvironment:
 
     @property
     def fidelity(self) -> Fidelity:
-        return "official" if self.support.official else "approximate"
+        return fidelity(self.support)
 
     def record(self) -> dict[str, Any]:
         """What every verdict records about it."""
@@ -218,11 +222,12 @@ class SWEBenchEnvironments:
                 continue
             lock = choice.lock
             groups.setdefault(lock.sha256, (lock, []))[1].append(instance.instance_id)
-        progress.start(len(groups), f"{self.name} environments")
-        for lock, members in groups.values():
-            items.append(self._build_one(lock, members, root, force, pip_args, on_output))
-            progress.advance(info=f"{lock.repo} {lock.sha256[:12]}")
-        progress.finish()
+        if groups:
+            progress.start(len(groups), f"{self.name} environments")
+            for lock, members in groups.values():
+                items.append(self._build_one(lock, members, root, force, pip_args, on_output))
+                progress.advance(info=f"{lock.repo} {lock.sha256[:12]}")
+            progress.finish()
         return EnvReport(self.name, root, tuple(items))
 
     def _build_one(
@@ -253,6 +258,12 @@ class SWEBenchEnvironments:
         )
 
 
+def fidelity(support: Support) -> Fidelity:
+    if support.official:
+        return "official"
+    return "approximate" if support.evaluable else "incomplete"
+
+
 def _buildable(support: Support) -> bool:
     return not any(p.blocking and p.kind in _BUILD_BLOCKERS for p in support.problems)
 
@@ -260,12 +271,7 @@ def _buildable(support: Support) -> bool:
 def _fidelity_line(support: Support, choice: EnvironmentChoice | None) -> str:
     if choice is None:
         return "no lock"
-    if support.official:
-        kind = "official"
-    elif support.evaluable:
-        kind = "approximate"
-    else:
-        kind = "cannot be evaluated here"
+    kind = fidelity(support)
     python = support.python_found or "missing"
     return (
         f"{kind}: {choice.note}; Python {support.python_pin} (here: {python}); "

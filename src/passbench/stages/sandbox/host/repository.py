@@ -268,8 +268,7 @@ def run_repository(run: RepositoryRun) -> RepositoryResult:
 def _check_paths(run: RepositoryRun) -> None:
     if not run.working_copy.is_dir():
         raise SandboxError(f"the working copy {run.working_copy} is not a folder")
-    writable = (*run.writable, *(host for host, _ in run.writable_at))
-    for kind, paths in (("read-only", run.read_only), ("writable", writable)):
+    for kind, paths in (("read-only", run.read_only), ("writable", run.writable)):
         resolved = [str(Path(path).resolve()) for path in paths]
         for path in resolved:
             if not os.path.exists(path):
@@ -277,6 +276,13 @@ def _check_paths(run: RepositoryRun) -> None:
             if path == "/":
                 raise SandboxError(f"the {kind} folder cannot be / (it would show everything)")
         refuse_hidden(resolved, f"the {kind} folder")
+    # shown at another path, which must be a folder of a read-only one (its mount point)
+    for host, inside in run.writable_at:
+        if not host.is_dir():
+            raise SandboxError(f"the writable folder {host} does not exist")
+        if not any(under_any(inside, [str(Path(p).resolve())]) for p in run.read_only):
+            raise SandboxError(f"{inside} is not inside a read-only folder of the run")
+        refuse_hidden([inside], "the writable folder")
 
 
 @dataclass(frozen=True)
