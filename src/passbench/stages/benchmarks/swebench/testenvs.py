@@ -247,8 +247,10 @@ class SWEBenchEnvironments:
             )
         except (EnvironmentError_, InputError) as error:
             text = error.bare_message if isinstance(error, InputError) else str(error)
-            first = text.strip().splitlines()[0]
-            return CheckItem("environment", name, False, f"failed for {who}: {first}")
+            lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+            # a failed pip's last line says what failed: keep it beside the first
+            said = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}"
+            return CheckItem("environment", name, False, f"failed for {who}: {said}")
         state = "cached" if built.status == "cached" else f"built in {built.seconds:.0f} s"
         return CheckItem(
             "environment",
