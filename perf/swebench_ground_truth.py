@@ -44,6 +44,7 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--env-dir", type=Path, default=None, help="environments' folder")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--skip-create", action="store_true", help="use what is built")
+    parser.add_argument("--tasks", default=None, help="only these instance ids (comma-separated)")
     parser.add_argument("--name", default="bench_swebench_ground_truth", help="results/NAME.json")
     return parser.parse_args()
 
@@ -56,6 +57,8 @@ def run(argv: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProce
 
 def check(args: argparse.Namespace, subset: str, env: dict[str, str]) -> dict[str, Any]:
     argv = [*CLI, "env", "check", args.benchmark, "--subset", subset, "--json"]
+    if args.tasks:
+        argv += ["--tasks", args.tasks]
     done, _ = run(argv, env)
     report = json.loads(done.stdout)
     return {item["name"]: item for item in report["items"]}
@@ -65,15 +68,22 @@ def measure(args: argparse.Namespace, subset: str, env: dict[str, str]) -> dict[
     before = check(args, subset, env)
     created_s = 0.0
     if not args.skip_create:
-        done, created_s = run([*CLI, "env", "create", args.benchmark, "--subset", subset], env)
+        argv = [*CLI, "env", "create", args.benchmark, "--subset", subset]
+        done, created_s = run([*argv, *(["--tasks", args.tasks] if args.tasks else [])], env)
         if done.returncode not in (0, 1):  # 1: some instance cannot be built, the rest is
             print(done.stderr.strip().splitlines()[-1], file=sys.stderr)
     output = Path(tempfile.mkdtemp(prefix=f"swebench-gt-{subset}-"))
     gold = output / "gold.json"
-    gold.write_text(json.dumps(gold_predictions(args.benchmark, subset)), encoding="utf-8")
+    predictions = gold_predictions(args.benchmark, subset)
+    if args.tasks:
+        wanted = set(args.tasks.split(","))
+        predictions = {key: value for key, value in predictions.items() if key in wanted}
+    gold.write_text(json.dumps(predictions), encoding="utf-8")
     argv = [*CLI, "evaluate", "-b", args.benchmark, "--samples", str(gold), "--subset", subset]
     argv += ["--repos", str(args.repos.resolve()), "--workers", str(args.workers), "--no-gt"]
     argv += ["--output-dir", str(output)]
+    if args.tasks:
+        argv += ["--tasks", args.tasks]
     evaluated, wall = run(argv, {**env, "PASSBENCH_CACHE_DIR": str(output / "cache")})
     found = list(output.glob("*_eval_results.json"))
     if not found:

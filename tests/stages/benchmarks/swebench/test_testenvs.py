@@ -199,3 +199,19 @@ def test_the_hook_is_the_benchmarks(small: SmallBench) -> None:
     hook = bench.task_environments()
     assert hook is not None
     assert get_benchmark("humaneval").task_environments() is None
+
+
+def test_channel_statuses_take_the_official_parsers_names() -> None:
+    """requests' PASS_TO_PASS lists `test_unzipped_paths_unchanged[/test_utils.py]`, the name
+    `parse_log_pytest_options` gives the test pytest reports with the absolute path."""
+    from passbench.stages.benchmarks.swebench.benchmark import _as_official_names
+
+    reported = {
+        "tests/test_utils.py::T::test_unzipped[/testbed/tests/test_utils.py]": "PASSED",
+        "tests/test_utils.py::T::test_other[a-b]": "FAILED",
+    }
+    assert _as_official_names(reported, "parse_log_pytest_options") == {
+        "tests/test_utils.py::T::test_unzipped[/test_utils.py]": "PASSED",
+        "tests/test_utils.py::T::test_other[a-b]": "FAILED",
+    }
+    assert _as_official_names(reported, "parse_log_pytest") == reported

@@ -27,7 +27,6 @@ channel), and every test on which the two sources disagree is named in the verdi
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -60,7 +59,7 @@ from passbench.stages.benchmarks.swebench.instances import (
     parse_eval_script,
     read_instances,
 )
-from passbench.stages.benchmarks.swebench.logparsers import OfficialParserCrash
+from passbench.stages.benchmarks.swebench.logparsers import OfficialParserCrash, parse_log
 from passbench.stages.benchmarks.swebench.patching import (
     ALREADY_APPLIED_CHECK,
     APPLY_COMMANDS,
@@ -149,12 +148,19 @@ class _Resolved:
     """What a task carries besides the dataset row: where its repository is found."""
 
     source: RepositorySource
+    data_dir: Path | None  # the data folder (the Verified environment exports are read there)
 
 
 def _instance(task: Task) -> Instance:
     instance = task.metadata["instance"]
     assert isinstance(instance, Instance)
     return instance
+
+
+def _data_dir(task: Task) -> Path | None:
+    resolved = task.metadata["repositories"]
+    assert isinstance(resolved, _Resolved)
+    return resolved.data_dir
 
 
 def _source(task: Task) -> RepositorySource:
@@ -317,7 +323,7 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
         return _verdict(
             result, "fail", ErrorCategory.EXCEPTION, f"official parser crash: {crash}", details
         )
-    channel: dict[str, str] = dict(outputs.get("channel_statuses") or {})
+    channel = _as_official_names(outputs.get("channel_statuses") or {}, instance.log_parser)
     trusted_channel = bool(outputs.get("channel_used")) and not outputs.get("channel_tampered")
     statuses = channel if trusted_channel else official.status_map
     tests = (*instance.fail_to_pass, *instance.pass_to_pass)
@@ -356,6 +362,23 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
         f"{len(instance.pass_to_pass)}"
     )
     return _verdict(result, "fail", ErrorCategory.ASSERTION_FAILED, reason, details)
+
+
+def _as_official_names(statuses: Mapping[str, str], parser: str) -> dict[str, str]:
+    """The channel's statuses under the names the instance's official parser gives the same
+    tests: the dataset lists tests by those names, and some parsers rename what pytest
+    reports (`parse_log_pytest_options` cuts an absolute path in a parametrize id to its last
+    component: requests' `test_unzipped_paths_unchanged[/testbed/tests/test_utils.py]` is
+    `[/test_utils.py]` in PASS_TO_PASS). Each node id is read as the summary line pytest would
+    print for it; a name the parser does not read back as one test is kept as it is."""
+    named: dict[str, str] = {}
+    for nodeid, status in statuses.items():
+        try:
+            parsed = parse_log(parser, f"{status} {nodeid}")
+        except Exception:  # an unknown or crashing parser: the verdict reports the parser itself
+            parsed = {}
+        named[next(iter(parsed)) if len(parsed) == 1 else nodeid] = status
+    return named
 
 
 def _environment_of(program: Program) -> dict[str, Any]:
@@ -434,8 +457,9 @@ class _SWEBench(BenchmarkBase):
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
         data = getattr(self, "_data", None) or DataSettings()
-        source = _repository_source(data)
-        return tuple(_task(self.name, instance, source) for instance in read_instances(path))
+        # the environment exports sit beside the dataset (swebench/ of a data folder)
+        resolved = _Resolved(_repository_source(data), data.data_dir or path.parent.parent)
+        return tuple(_task(self.name, instance, resolved) for instance in read_instances(path))
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         match = re.fullmatch(r"([A-Za-z0-9_.-]+__[A-Za-z0-9_.-]+-)(\d+)", task_id)
@@ -448,7 +472,7 @@ class _SWEBench(BenchmarkBase):
     def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
         instance = _instance(task)
         git_dir = _source(task).mirror(instance.repo, instance.base_commit)
-        environment = self.task_environments().for_instance(instance)
+        environment = self.task_environments().for_task(task)
         restore, machinery = _restore_machinery(instance, code)
         script = "\n".join(
             [
@@ -562,11 +586,8 @@ class _SWEBench(BenchmarkBase):
 
     def task_environments(self) -> SWEBenchEnvironments:
         if getattr(self, "_environments", None) is None:
-            self._environments = SWEBenchEnvironments(self.name, self._data_settings)
+            self._environments = SWEBenchEnvironments(self.name, _data_dir)
         return self._environments
-
-    def _data_settings(self) -> DataSettings:
-        return getattr(self, "_data", None) or DataSettings.from_env(os.environ)
 
     def read_samples(self, path: Path, known_task_ids: Iterable[str]) -> list[Sample] | None:
         if not _looks_like_predictions(path):
@@ -731,7 +752,7 @@ def _repository_source(data: DataSettings) -> RepositorySource:
     return RepositorySource(cache_dir=data.cache_root().parent / "repos")
 
 
-def _task(benchmark: str, instance: Instance, source: RepositorySource) -> Task:
+def _task(benchmark: str, instance: Instance, resolved: _Resolved) -> Task:
     return Task(
         benchmark=benchmark,
         task_id=instance.instance_id,
@@ -745,7 +766,7 @@ def _task(benchmark: str, instance: Instance, source: RepositorySource) -> Task:
         metadata=MappingProxyType(
             {
                 "instance": instance,
-                "repositories": _Resolved(source),
+                "repositories": resolved,
                 "repository": instance.repo.split("/", 1)[1].lower(),
                 "repo": instance.repo,
                 "version": instance.version,

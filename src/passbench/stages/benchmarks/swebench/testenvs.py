@@ -25,7 +25,6 @@ from typing import Any, Literal
 from passbench.core.errors import EnvironmentError_, InputError
 from passbench.core.progress import NullProgress, Progress
 from passbench.core.records import Task
-from passbench.stages.benchmarks.data import DataSettings
 from passbench.stages.benchmarks.swebench.envcheck import Support, check_instances
 from passbench.stages.benchmarks.swebench.environments import (
     BuiltEnvironment,
@@ -108,39 +107,43 @@ def _interpreter(python: str) -> Interpreter | None:
 class SWEBenchEnvironments:
     """The `task_environments` hook of the SWE-bench benchmarks."""
 
-    def __init__(self, name: str, data: Callable[[], DataSettings]) -> None:
+    def __init__(self, name: str, data_dir_of: Callable[[Task], Path | None]) -> None:
         self.name = name
-        self._data = data
-        self._catalog: LockCatalog | None = None
-        self._supports: dict[str, Support] = {}
+        self._data_dir_of = data_dir_of  # the data folder a task was loaded from
+        self._catalogs: dict[Path | None, LockCatalog] = {}
+        self._supports: dict[tuple[Path | None, str], Support] = {}
 
     # -- locks and what can run
 
-    def catalog(self) -> LockCatalog:
+    def catalog(self, data_dir: Path | None) -> LockCatalog:
         """The Verified exports and rows of the data folder; without them, specs only."""
-        if self._catalog is None:
-            data_dir = self._data().data_dir
+        if data_dir not in self._catalogs:
             exports: dict[str, str] = {}
             rows: list[Instance] = []
             if data_dir is not None and (data_dir / EXPORTS_FILE).is_file():
                 exports = read_exports(data_dir / EXPORTS_FILE)
                 if (data_dir / VERIFIED_FILE).is_file():
                     rows = read_instances(data_dir / VERIFIED_FILE)
-            self._catalog = LockCatalog(exports, rows)
-        return self._catalog
+            self._catalogs[data_dir] = LockCatalog(exports, rows)
+        return self._catalogs[data_dir]
 
-    def supports(self, instances: Sequence[Instance]) -> list[Support]:
-        missing = [i for i in instances if i.instance_id not in self._supports]
-        for support in check_instances(missing, self.catalog(), find_python=_interpreter):
-            self._supports[support.instance_id] = support
-        return [self._supports[instance.instance_id] for instance in instances]
+    def supports(self, tasks: Sequence[Task]) -> list[Support]:
+        keys = [(self._data_dir_of(task), _instance(task).instance_id) for task in tasks]
+        for task, key in zip(tasks, keys, strict=True):
+            if key not in self._supports:
+                catalog = self.catalog(key[0])
+                (found,) = check_instances([_instance(task)], catalog, find_python=_interpreter)
+                self._supports[key] = found
+        return [self._supports[key] for key in keys]
 
-    def for_instance(
-        self, instance: Instance, folder: Path | None = None
-    ) -> InstanceEnvironment | None:
-        """The built environment of `instance`'s lock, integrity-checked, or None (not built,
+    def choose(self, task: Task) -> EnvironmentChoice | None:
+        return self.catalog(self._data_dir_of(task)).choose(_instance(task))
+
+    def for_task(self, task: Task, folder: Path | None = None) -> InstanceEnvironment | None:
+        """The built environment of the task's lock, integrity-checked, or None (not built,
         no lock, or an install that cannot run offline)."""
-        choice = self.catalog().choose(instance)
+        instance = _instance(task)
+        choice = self.choose(task)
         if choice is None:
             return None
         built = open_environment(choice.lock, environments_folder(folder))
@@ -151,31 +154,28 @@ class SWEBenchEnvironments:
             install = repository_install_command(spec) if spec is not None else None
         except InputError:
             return None
-        (support,) = self.supports([instance])
+        (support,) = self.supports([task])
         return InstanceEnvironment(built, choice, support, install)
 
     # -- the hook
 
     def check(self, tasks: Sequence[Task], folder: Path | None) -> EnvReport:
         root = environments_folder(folder)
-        instances = [_instance(task) for task in tasks]
-        supports = self.supports(instances)
         items: list[CheckItem] = []
         per_repo: dict[str, list[tuple[Support, bool]]] = {}
-        for instance, support in zip(instances, supports, strict=True):
-            built, where = self._built(instance, root)
+        for task, support in zip(tasks, self.supports(tasks), strict=True):
+            built, where = self._built(task, support, root)
             per_repo.setdefault(support.repo, []).append((support, built))
-            items.append(CheckItem("task", instance.instance_id, support.evaluable, where))
+            items.append(CheckItem("task", task.task_id, support.evaluable, where))
         summary = [
             CheckItem("repository", repo, all(s.evaluable for s, _ in rows), _repo_line(rows))
             for repo, rows in sorted(per_repo.items())
         ]
         return EnvReport(self.name, root, (*summary, *items))
 
-    def _built(self, instance: Instance, root: Path) -> tuple[bool, str]:
+    def _built(self, task: Task, support: Support, root: Path) -> tuple[bool, str]:
         """Whether its environment is built, and the line `env check` prints for it."""
-        (support,) = self.supports([instance])
-        choice = self.catalog().choose(instance)
+        choice = self.choose(task)
         head = _fidelity_line(support, choice)
         built = False
         if choice is not None and _buildable(support):
@@ -188,8 +188,7 @@ class SWEBenchEnvironments:
                 state = (
                     f"built (Python {found.python_version})"
                     if found is not None
-                    else f"not built: passbench env create {self.name} --tasks "
-                    f"{instance.instance_id}"
+                    else f"not built: passbench env create {self.name} --tasks {task.task_id}"
                 )
             head += f"; {state}"
         problems = [
@@ -211,17 +210,16 @@ class SWEBenchEnvironments:
     ) -> EnvReport:
         root = environments_folder(folder)
         progress = progress or NullProgress()
-        instances = [_instance(task) for task in tasks]
         groups: dict[str, tuple[EnvironmentLock, list[str]]] = {}
         items: list[CheckItem] = []
-        for instance, support in zip(instances, self.supports(instances), strict=True):
-            choice = self.catalog().choose(instance)
+        for task, support in zip(tasks, self.supports(tasks), strict=True):
+            choice = self.choose(task)
             if choice is None or not _buildable(support):
                 why = next(p.detail for p in support.problems if p.kind in _BUILD_BLOCKERS)
-                items.append(CheckItem("task", instance.instance_id, False, f"not built: {why}"))
+                items.append(CheckItem("task", task.task_id, False, f"not built: {why}"))
                 continue
             lock = choice.lock
-            groups.setdefault(lock.sha256, (lock, []))[1].append(instance.instance_id)
+            groups.setdefault(lock.sha256, (lock, []))[1].append(task.task_id)
         if groups:
             progress.start(len(groups), f"{self.name} environments")
             for lock, members in groups.values():
