@@ -186,8 +186,7 @@ def test_evaluate_runs_in_the_built_environment(
     pass_at_k = json.loads(outcome.pass_at_k_path.read_text())
     assert pass_at_k["instances_in_official_environments"] == 1
     assert pass_at_k["instances_without_their_official_environment"] == 1
-    (used,) = pass_at_k["environments"]
-    assert used["lock_sha256"] == lock["lock_sha256"] and used["samples"] == 1
+    assert pass_at_k[f"environment:official:python{PYTHON}:{lock['lock_sha256']}"] == 1
     # read-only: nothing planted, every file as built
     assert not list(root.rglob("planted-by-a-patch"))
     assert verify_manifest(root, full=True).intact
@@ -215,3 +214,14 @@ def test_channel_statuses_take_the_official_parsers_names() -> None:
         "tests/test_utils.py::T::test_other[a-b]": "FAILED",
     }
     assert _as_official_names(reported, "parse_log_pytest") == reported
+
+
+def test_parser_artifacts_come_from_the_log_real_tests_from_the_channel() -> None:
+    """pytest-dev__pytest-5262 lists `[100%]` (a line of an inner pytest run the official parser
+    read as a test): only such names, never a node id, are taken from the log."""
+    from passbench.stages.benchmarks.swebench.benchmark import _with_parser_artifacts
+
+    channel = {"t.py::test_a": "PASSED"}
+    official = {"t.py::test_a": "PASSED", "t.py::test_b": "PASSED", "[100%]": "PASSED"}
+    merged = _with_parser_artifacts(channel, official, ("t.py::test_a", "t.py::test_b", "[100%]"))
+    assert merged == {"t.py::test_a": "PASSED", "[100%]": "PASSED"}

@@ -325,8 +325,10 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
         )
     channel = _as_official_names(outputs.get("channel_statuses") or {}, instance.log_parser)
     trusted_channel = bool(outputs.get("channel_used")) and not outputs.get("channel_tampered")
-    statuses = channel if trusted_channel else official.status_map
     tests = (*instance.fail_to_pass, *instance.pass_to_pass)
+    if trusted_channel:
+        channel = _with_parser_artifacts(channel, official.status_map, tests)
+    statuses = channel if trusted_channel else official.status_map
     disagreeing = (
         grading.disagreement(official.status_map, channel, tests) if trusted_channel else ()
     )
@@ -379,6 +381,21 @@ def _as_official_names(statuses: Mapping[str, str], parser: str) -> dict[str, st
             parsed = {}
         named[next(iter(parsed)) if len(parsed) == 1 else nodeid] = status
     return named
+
+
+def _with_parser_artifacts(
+    channel: Mapping[str, str], official: Mapping[str, str], tests: Sequence[str]
+) -> dict[str, str]:
+    """The channel's statuses, plus the official parser's for listed names that are no test
+    pytest could report: the dataset was made with the log parser, which also reads lines of a
+    test's own output as tests (pytest-dev__pytest-5262 lists `[100%]` in PASS_TO_PASS, from a
+    `PASSED [100%]` line that pytester's inner runs print). Such names are not node ids (no
+    `::`); every real test's status still comes from the channel alone."""
+    merged = dict(channel)
+    for name in tests:
+        if name not in merged and "::" not in name and name in official:
+            merged[name] = official[name]
+    return merged
 
 
 def _environment_of(program: Program) -> dict[str, Any]:
@@ -581,7 +598,7 @@ class _SWEBench(BenchmarkBase):
             "instances_in_approximate_environments": approximate,
             "instances_in_incomplete_environments": incomplete,
             "instances_without_their_official_environment": len(entries) - official,
-            "environments": _environments_used(entries),
+            **_environments_used(entries),
         }
 
     def task_environments(self) -> SWEBenchEnvironments:
@@ -703,17 +720,20 @@ class _SWEBench(BenchmarkBase):
         )
 
 
-def _environments_used(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Each environment the scored samples ran in (by lock sha256) and how many ran there."""
-    used: dict[str, dict[str, Any]] = {}
+def _environments_used(entries: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Samples per environment they ran in, keyed `environment:<fidelity>:python<version>:<lock
+    sha256>` (the pass@k file's extra scores are numbers: the key carries the identity)."""
+    used: dict[str, int] = {}
     for entry in entries:
         lock = entry.get("environment_lock")
         if not isinstance(lock, Mapping):
             continue
-        keys = ("lock_sha256", "fidelity", "key", "lock_source", "python_pin", "python")
-        row = used.setdefault(str(lock.get("lock_sha256")), {key: lock.get(key) for key in keys})
-        row["samples"] = row.get("samples", 0) + 1
-    return sorted(used.values(), key=lambda row: (str(row["key"]), str(row["lock_sha256"])))
+        key = (
+            f"environment:{lock.get('fidelity')}:python{lock.get('python')}:"
+            f"{lock.get('lock_sha256')}"
+        )
+        used[key] = used.get(key, 0) + 1
+    return dict(sorted(used.items()))
 
 
 def _resolution(status: Mapping[str, Any]) -> str:
