@@ -222,6 +222,15 @@ def test_parser_artifacts_come_from_the_log_real_tests_from_the_channel() -> Non
     from passbench.stages.benchmarks.swebench.benchmark import _with_parser_artifacts
 
     channel = {"t.py::test_a": "PASSED"}
-    official = {"t.py::test_a": "PASSED", "t.py::test_b": "PASSED", "[100%]": "PASSED"}
-    merged = _with_parser_artifacts(channel, official, ("t.py::test_a", "t.py::test_b", "[100%]"))
-    assert merged == {"t.py::test_a": "PASSED", "[100%]": "PASSED"}
+    official = {
+        "t.py::test_a": "PASSED",
+        "t.py::test_b": "PASSED",  # printed: t.py reported, so its tests are the channel's
+        "[100%]": "PASSED",
+        "test_inner.py::test_hello": "PASSED",  # an inner pytester run's test
+    }
+    listed = tuple(official)
+    assert _with_parser_artifacts(channel, official, listed) == {
+        "t.py::test_a": "PASSED",
+        "[100%]": "PASSED",
+        "test_inner.py::test_hello": "PASSED",
+    }

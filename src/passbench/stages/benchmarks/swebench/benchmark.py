@@ -389,11 +389,16 @@ def _with_parser_artifacts(
     """The channel's statuses, plus the official parser's for listed names that are no test
     pytest could report: the dataset was made with the log parser, which also reads lines of a
     test's own output as tests (pytest-dev__pytest-5262 lists `[100%]` in PASS_TO_PASS, from a
-    `PASSED [100%]` line that pytester's inner runs print). Such names are not node ids (no
-    `::`); every real test's status still comes from the channel alone."""
+    `PASSED [100%]` line that pytester's inner runs print; pytest-dev__pytest-7521 lists
+    `test_capsysbinary.py::test_hello`, a test of such an inner run in a temporary folder).
+    Such names are no node id (no `::`) or name a file of which the channel reported nothing;
+    a test of a file the run's pytest did report on is graded from the channel alone."""
     merged = dict(channel)
+    files = {nodeid.split("::")[0] for nodeid in channel}
     for name in tests:
-        if name not in merged and "::" not in name and name in official:
+        if name in merged or name not in official:
+            continue
+        if "::" not in name or name.split("::")[0] not in files:
             merged[name] = official[name]
     return merged
 
