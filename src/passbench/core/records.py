@@ -179,6 +179,9 @@ class RepositorySpec:
     files: tuple[tuple[str, str], ...] = ()
     read_only: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    # paths inside the read-only folders where the run gets a fresh, empty, writable folder of
+    # its own (a test environment's per-instance install prefix), removed after the run
+    fresh_dirs: tuple[str, ...] = ()
     channel: bool = True
     memory_mb: int = 16384  # the tests' processes together (a cgroup where the host has one)
     output_cap: int = 8 * 2**20  # bytes of output kept for the log parser

@@ -25,6 +25,7 @@ from passbench.core.runs import RunResults, SampleResult
 from passbench.core.taskset import DatasetFile, TaskSetIdentity
 from passbench.stages.benchmarks.data import DataFile, DataSettings, ResolvedFile, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle
+from passbench.stages.evalenv.check import EnvReport
 from passbench.stages.sandbox.remote.images import Toolchains
 
 if TYPE_CHECKING:
@@ -145,6 +146,31 @@ class Original:
     benchmark: str
     version: str
     excluded: tuple[str, ...] = ()
+
+
+class TaskEnvironments(Protocol):
+    """Test environments a benchmark builds per task rather than one per benchmark (SWE-bench:
+    one per instance's lock), for `passbench env check` and `env create`. Both answer with the
+    report `env check` prints: one item per task or environment, ok or not, with why."""
+
+    def check(self, tasks: Sequence[Task], folder: Path | None) -> EnvReport:
+        """What of `tasks` can be evaluated on this machine, how faithfully, and why not."""
+        ...
+
+    def create(
+        self,
+        tasks: Sequence[Task],
+        folder: Path | None,
+        *,
+        force: bool = False,
+        pip_args: Sequence[str] = (),
+        progress: Progress | None = None,
+        on_output: Callable[[str], None] | None = None,
+    ) -> EnvReport:
+        """Build (or find, integrity-checked) the environments `tasks` need under `folder`
+        (None: the default place `evaluate` looks in); each build is atomic, so an interrupted
+        run resumes where it stopped."""
+        ...
 
 
 class Benchmark(Protocol):
@@ -332,6 +358,11 @@ class Benchmark(Protocol):
     def toolchains(self) -> Toolchains | None:
         """The compilers and runtimes its programs need in the runner image besides Python
         (`passbench image build` adds them); None for Python's."""
+        ...
+
+    def task_environments(self) -> TaskEnvironments | None:
+        """Its per-task test environments (`passbench env check/create NAME`), or None when
+        its programs run in one named environment (`env_name`) or any Python."""
         ...
 
     def corrects(self, version: str) -> Original | None:
@@ -592,6 +623,9 @@ class BenchmarkBase:
         return None
 
     def toolchains(self) -> Toolchains | None:
+        return None
+
+    def task_environments(self) -> TaskEnvironments | None:
         return None
 
     def corrects(self, version: str) -> Original | None:
