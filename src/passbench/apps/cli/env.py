@@ -153,8 +153,17 @@ def _offline_nltk_error(
     )
 
 
+def _check_names() -> tuple[str, ...]:
+    """Environments, `multipl-e`, and every benchmark (one whose programs need toolchains
+    reports them, per language, with the tasks that cannot run here)."""
+    from passbench.stages.benchmarks import benchmark_names
+
+    names = (*spec_names(), _TOOLCHAINS)
+    return (*names, *(name for name in benchmark_names() if name not in names))
+
+
 @env.command()
-@click.argument("name", default="bigcodebench", type=click.Choice((*spec_names(), _TOOLCHAINS)))
+@click.argument("name", default="bigcodebench", type=click.Choice(_check_names()))
 @_PATH
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--skip-imports", is_flag=True, help="Skip the (slow) import of every module.")
@@ -164,9 +173,10 @@ def check(ctx: click.Context, /, name: str, **options: Any) -> None:
     """Report what environment NAME lacks; exit code 1 when anything is missing.
 
     `multipl-e` checks the system toolchains MultiPL-E's and HumanEval-X's languages build and
-    run with."""
-    if name == _TOOLCHAINS:
-        report = _toolchain_report()
+    run with; a benchmark's name, the toolchains its programs need and which of its tasks
+    cannot run here and why."""
+    if name == _TOOLCHAINS or name not in spec_names():
+        report = _toolchain_report() if name == _TOOLCHAINS else _benchmark_report(name)
         if options["as_json"]:
             click.echo(json.dumps(_report_json(report), indent=2))
         else:
@@ -265,6 +275,17 @@ def _toolchain_report() -> EnvReport:
             items.append(CheckItem("program", f"{language.key}: {tool}", where is not None, detail))
     items += _humaneval_x_items()
     return EnvReport(_TOOLCHAINS, Path("/usr/bin"), tuple(items))
+
+
+def _benchmark_report(name: str) -> EnvReport:
+    """A benchmark's own toolchain checks (`toolchain_checks`), as `env check` lists them."""
+    from passbench.stages.benchmarks import get_benchmark
+
+    items = tuple(
+        CheckItem("program", check.name, check.ok, check.detail)
+        for check in get_benchmark(name).toolchain_checks()
+    )
+    return EnvReport(name, Path("/usr/bin"), items)
 
 
 def _humaneval_x_items() -> list[CheckItem]:
