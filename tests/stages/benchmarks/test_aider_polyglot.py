@@ -236,7 +236,11 @@ def test_the_exercise_folder_restores_tests_and_enables_them(
     assert "../../etc/x" not in escape and "/abs" not in escape
     program = bench.program(java, bench.canonical_code(java), key="k", timeout_s=180.0)
     assert program.process is not None and program.process.run_timeout_s == 180.0
-    assert all(path.startswith("affine-cipher/") for path, _ in program.process.files)
+    # the exercise in its own folder (CMake names the program after it), the test script beside
+    paths = [path for path, _ in program.process.files]
+    assert ".passbench-test.sh" in paths
+    assert all(p.startswith("affine-cipher/") for p in paths if p != ".passbench-test.sh")
+    assert program.source == bench.canonical_code(java)  # the solution, for the record
 
 
 def test_scores_and_test_output_as_aider_reports_them(

@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from passbench.core.errors import DatasetError, UnknownNameError
+from passbench.core.errors import DatasetError, InputError, UnknownNameError
 from passbench.core.progress import Progress
 from passbench.core.records import ExecResult, ProcessSpec, Prompt, Task
 from passbench.stages.benchmarks._fields import RecordReader
@@ -68,6 +68,7 @@ _NEVER_EDITED = frozenset({"CMakeLists.txt", "Cargo.toml"})
 _HIDDEN = (".meta/", ".docs/", ".approaches/", ".articles/")
 _SOURCE = "Aider-AI/polyglot-benchmark@7e0611e77b54e2dea774cdc0aa00cf9f7ed6144f"
 _SCRIPT = ".passbench-test.sh"
+_SOLUTION = ".passbench-solution.json"
 #: the test output Aider sends back: timings removed (cleanup_test_output)
 _TIMING = re.compile(r"\bin \d+\.\d+s\b")
 _LAZY = re.compile(r"^[+]? *[#].* [.][.][.] ", re.MULTILINE)  # Aider's lazy-comment count
@@ -245,6 +246,12 @@ def clean_test_output(output: str, exercise: str) -> str:
 
 
 def build_prompt(task: Task, split: str, chat: bool) -> Prompt:
+    if not chat:
+        raise InputError(
+            f"{task.benchmark} asks chat models only (Aider's chat): a base model cannot take "
+            "its prompts",
+            field="model",
+        )
     shown: Mapping[str, str] = task.metadata["shown"]
     stubs: Mapping[str, str] = task.metadata["stubs"]
     files = {name: stubs[path] for name, path in sorted(shown.items())}
@@ -352,6 +359,9 @@ class AiderPolyglot(BenchmarkBase):
         count it malformed (the edits that did apply are kept, as Aider keeps them)."""
         from passbench.stages.sanitize import SanitizeResult
 
+        given = _solution_object(answer)
+        if given is not None:  # already a solution (a re-evaluation, a reference)
+            return SanitizeResult(json.dumps(given, indent=1), True, "", "solution")
         edit_format = split if split in APPLIERS else "whole"
         shown: Mapping[str, str] = task.metadata["shown"]
         stubs: Mapping[str, str] = task.metadata["stubs"]
@@ -368,7 +378,10 @@ class AiderPolyglot(BenchmarkBase):
         return SanitizeResult(code, True, "", edit_format)
 
     def solution_from_completion(self, task: Task, completion: str) -> str:
-        return self.sanitize_answer(completion, task, "whole").code
+        """A samples file's `completion` (Aider has no completion prompt): the text of the
+        first file to edit, less one fence around it."""
+        fenced = re.fullmatch(r"\s*```[\w+-]*\n(.*?)\n?```\s*", completion, re.DOTALL)
+        return fenced.group(1) + "\n" if fenced else completion
 
     def canonical_code(self, task: Task) -> str:
         return task.canonical_solution
@@ -379,18 +392,20 @@ class AiderPolyglot(BenchmarkBase):
         exercise = str(task.metadata["exercise"])
         track = TRACKS[str(task.metadata["language"])]
         files = exercise_files(task, code)
+        files[_SCRIPT] = track.test_script(exercise)  # hidden beside the exercise folder
         return {
-            "source": track.test_script(exercise),
+            # the solution as given, for the record (the files below are what runs)
+            "source": code,
             "style": "process",
             "timeout_s": timeout_s + 15.0,
             "process": ProcessSpec(
-                filename=_SCRIPT,
+                filename=_SOLUTION,
                 build=(),
-                run=("sh", "{file}"),
+                run=("sh", f"{{dir}}/{_SCRIPT}"),
                 build_timeout_s=TEST_TIMEOUT_S,
                 run_timeout_s=timeout_s,
                 output_cap=OUTPUT_CAP,
-                files=tuple((f"{exercise}/{path}", text) for path, text in sorted(files.items())),
+                files=tuple(sorted(files.items())),
             ),
         }
 
@@ -477,6 +492,22 @@ class AiderPolyglot(BenchmarkBase):
                 else:
                     checks.append(ToolCheck(name, True, f"{needed}: found"))
         return checks
+
+
+def _solution_object(answer: str) -> dict[str, Any] | None:
+    """A solution object ({"files": {path: text}, ...}), alone or as the answer's one fenced
+    block, else None."""
+    text = answer.strip()
+    fenced = re.fullmatch(r"```[\w+-]*\n(.*)\n```", text, re.DOTALL)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and isinstance(data.get("files"), dict):
+        return data
+    return None
 
 
 def _environ() -> Mapping[str, str]:
