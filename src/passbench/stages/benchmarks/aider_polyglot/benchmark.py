@@ -39,6 +39,8 @@ from passbench.stages.benchmarks.aider_polyglot.toolchains import (
     JS_PACKAGES,
     TEST_TIMEOUT_S,
     TRACKS,
+    go_root,
+    missing_go_packages,
     missing_requirement,
     requirements,
     tool_present,
@@ -391,7 +393,7 @@ class AiderPolyglot(BenchmarkBase):
     def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
         exercise = str(task.metadata["exercise"])
         track = TRACKS[str(task.metadata["language"])]
-        files = exercise_files(task, code)
+        files = {f"{exercise}/{path}": text for path, text in exercise_files(task, code).items()}
         files[_SCRIPT] = track.test_script(exercise)  # hidden beside the exercise folder
         return {
             # the solution as given, for the record (the files below are what runs)
@@ -482,8 +484,22 @@ class AiderPolyglot(BenchmarkBase):
         except (DatasetError, UnknownNameError) as error:
             return [ToolCheck("aider-polyglot data", False, str(error))]
         checks = []
+        root = go_root()
         for task in tasks:
             language = str(task.metadata["language"])
+            if language == "go":
+                reference = json.loads(task.canonical_solution)["files"].values()
+                lacking = missing_go_packages(list(reference), root)
+                if lacking:
+                    checks.append(
+                        ToolCheck(
+                            f"go: {task.metadata['exercise']}",
+                            False,
+                            f"cannot run here: its reference imports {', '.join(lacking)}, "
+                            "which this Go's standard library lacks (newer Go; Aider's image "
+                            "has 1.21)",
+                        )
+                    )
             for needed in task.metadata["requirements"]:
                 why = missing_requirement(language, needed)
                 name = f"{language}: {task.metadata['exercise']}"

@@ -2,7 +2,7 @@
 
 Aider's harness (benchmark/benchmark.py `run_unit_tests`, npm-test.sh, cpp-test.sh) runs, in
 the exercise's folder, with stderr joined to stdout and a 180 s limit:
-python `pytest`; go `go test ./...`; rust `cargo test -- --include-ignored`; javascript
+python `pytest` (here Debian's, `/usr/bin/python3 -m pytest`); go `go test ./...`; rust `cargo test -- --include-ignored`; javascript
 `sed 's/\\bxtest(/test(/g' *.spec.js` then `npm run test` (`jest ./*`); cpp `cmake
 -DEXERCISM_RUN_ALL_TESTS=1 -G "Unix Makefiles" ..` + `make` in build/ (the CMakeLists runs the
 tests as part of the build); java `@Disabled(...)` lines removed from the tests, then
@@ -51,7 +51,7 @@ JAVA_ARTIFACTS: dict[str, str] = {}
 
 _PYTHON = """exec 2>&1
 cd {exercise}
-python3 -m pytest
+/usr/bin/python3 -m pytest
 """
 _GO = """exec 2>&1
 cd {exercise}
@@ -140,17 +140,28 @@ TRACKS: dict[str, Track] = {
             ("nodejs",),
             (f"{JS_MODULES}/jest", f"{JS_MODULES}/@exercism/babel-preset-javascript"),
         ),
-        Track("python", "Python", _PYTHON, ("python3",), ("python3", "python3-pytest")),
+        Track(
+            "python",
+            "Python",
+            _PYTHON,
+            ("/usr/bin/python3", "/usr/lib/python3/dist-packages/pytest"),
+            ("python3", "python3-pytest"),
+        ),
         Track("rust", "Rust", _RUST, ("cargo", "rustc"), ("cargo", "rustc")),
     )
 }
 
 
+#: the system part of the sandbox's PATH (sandbox/host/launch.py)
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
 def tool_present(tool: str) -> str | None:
-    """Where a tool is (an absolute path that exists, or an executable on PATH), else None."""
+    """Where a tool is (an absolute path that exists, or an executable on the sandbox's PATH),
+    else None."""
     if tool.startswith("/"):
         return tool if Path(tool).exists() else None
-    return shutil.which(tool)
+    return shutil.which(tool, path=SANDBOX_PATH)
 
 
 # ---- what an exercise needs beyond its language's toolchain -----------------------------------
@@ -188,3 +199,35 @@ def missing_requirement(language: str, requirement: str) -> str | None:
             return None
         return f"needs the crate {name} {version} (apt-get install librust-{name}-dev)"
     return None
+
+
+_GO_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)\)", re.MULTILINE | re.DOTALL)
+_GO_IMPORT_LINE = re.compile(r'^import\s+"([^"]+)"', re.MULTILINE)
+
+
+def go_imports(source: str) -> set[str]:
+    """The packages a Go file imports."""
+    found = set(_GO_IMPORT_LINE.findall(source))
+    for block in _GO_IMPORT_BLOCK.findall(source):
+        found.update(re.findall(r'"([^"]+)"', block))
+    return found
+
+
+def go_root() -> Path | None:
+    """GOROOT of the `go` on PATH, None without one."""
+    import subprocess
+
+    go = shutil.which("go", path=SANDBOX_PATH)
+    if go is None:
+        return None
+    done = subprocess.run([go, "env", "GOROOT"], capture_output=True, text=True, check=False)
+    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+
+
+def missing_go_packages(sources: list[str], root: Path | None) -> list[str]:
+    """Standard packages the sources import that this Go lacks (newer Go's `slices`, ...)."""
+    if root is None:
+        return []
+    wanted = set().union(*(go_imports(source) for source in sources)) if sources else set()
+    standard = {name for name in wanted if "." not in name.split("/")[0]}
+    return sorted(name for name in standard if not (root / "src" / name).is_dir())
