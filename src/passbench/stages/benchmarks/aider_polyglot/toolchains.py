@@ -2,7 +2,8 @@
 
 Aider's harness (benchmark/benchmark.py `run_unit_tests`, npm-test.sh, cpp-test.sh) runs, in
 the exercise's folder, with stderr joined to stdout and a 180 s limit:
-python `pytest` (here Debian's, `/usr/bin/python3 -m pytest`); go `go test ./...`; rust `cargo test -- --include-ignored`; javascript
+python `pytest` (here Debian's, `/usr/bin/python3 -m pytest`); go `go test ./...`; rust
+`cargo test -- --include-ignored`; javascript
 `sed 's/\\bxtest(/test(/g' *.spec.js` then `npm run test` (`jest ./*`); cpp `cmake
 -DEXERCISM_RUN_ALL_TESTS=1 -G "Unix Makefiles" ..` + `make` in build/ (the CMakeLists runs the
 tests as part of the build); java `@Disabled(...)` lines removed from the tests, then
