@@ -178,12 +178,27 @@ def parse_language_file(path: Path, language: str, benchmark: str, start: int) -
                     "support": support,
                     "tests": tests,
                     "requirements": requirements(language, support),
+                    "reference_needs": _reference_needs(raw, language, support),
                 },
             )
         )
     if not tasks:
         raise DatasetError(f"{path}: no exercises in file")
     return tasks
+
+
+def _reference_needs(
+    raw: Mapping[str, Any], language: str, support: Mapping[str, str]
+) -> tuple[str, ...]:
+    """Crates the Rust reference uses that the exercise's Cargo.toml does not declare (Exercism
+    builds the reference with .meta/Cargo-example.toml; Aider, and passbench, with Cargo.toml)."""
+    if language != "rust":
+        return ()
+    example = dict(raw.get("other_files") or {}).get(".meta/Cargo-example.toml")
+    if not example:
+        return ()
+    declared = set(requirements(language, support))
+    return tuple(c for c in requirements(language, {"Cargo.toml": example}) if c not in declared)
 
 
 def _data_file(language: str) -> DataFile:
@@ -500,6 +515,17 @@ class AiderPolyglot(BenchmarkBase):
                             "has 1.21)",
                         )
                     )
+            needs = task.metadata["reference_needs"]
+            if needs:
+                checks.append(
+                    ToolCheck(
+                        f"rust: {task.metadata['exercise']}",
+                        False,
+                        f"reference cannot run (here or under Aider's harness): it uses the crates "
+                        f"{', '.join(needs)}, which the exercise's Cargo.toml does not declare "
+                        "(Exercism builds it with .meta/Cargo-example.toml)",
+                    )
+                )
             for needed in task.metadata["requirements"]:
                 why = missing_requirement(language, needed)
                 name = f"{language}: {task.metadata['exercise']}"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import glob
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,7 +173,7 @@ _CARGO_DEPENDENCIES = re.compile(r"^\[dependencies\]\s*$(.*?)(?=^\[|\Z)", re.MUL
 _CARGO_CRATE = re.compile(r'^\s*([A-Za-z0-9_-]+)\s*=\s*"([^"]+)"', re.MULTILINE)
 
 
-def requirements(language: str, build_files: dict[str, str]) -> tuple[str, ...]:
+def requirements(language: str, build_files: Mapping[str, str]) -> tuple[str, ...]:
     """Libraries an exercise's build file asks for beyond what every exercise of its language
     uses: Java's `implementation` artifacts, Rust's crates ("name version")."""
     if language == "java":
