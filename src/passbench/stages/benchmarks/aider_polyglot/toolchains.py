@@ -95,7 +95,7 @@ set -e
 cd {exercise}
 mkdir -p build/classes
 javac -J-Xmx1g -encoding UTF-8 -d build/classes -cp {classpath} $(find src -name '*.java')
-java -Xmx1g -Xss8m -XX:+UseSerialGC -XX:-UsePerfData -jar {console} -cp build/classes:{classpath} \
+java -Xmx1g -XX:+UseSerialGC -XX:-UsePerfData -jar {console} -cp build/classes:{classpath} \
   --scan-class-path --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests
 """
 
