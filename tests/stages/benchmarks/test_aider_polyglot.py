@@ -326,3 +326,43 @@ def test_references_pass_and_stubs_fail_in_the_sandbox(
         assert stub.status == "fail", (exercise, stub.reason)
         output = bench.verdict_fields(tasks[f"{exercise}/{language}"], stub)["test_output"]
         assert output.strip(), exercise  # what Aider would send back for a second try
+
+
+def test_programs_cross_the_wire_with_their_files(
+    bench: AiderPolyglot, tasks: dict[str, Task]
+) -> None:
+    """Remote, container and Ray backends get the same exercise folder (the wire format)."""
+    import json as _json
+
+    from passbench.core.errors import WireError
+    from passbench.stages.sandbox.remote.wire import program_from_json, program_to_json
+
+    task = tasks["bowling/python"]
+    program = bench.program(task, bench.canonical_code(task), key="k", timeout_s=180.0)
+    sent = _json.loads(_json.dumps(program_to_json(program)))
+    assert program_from_json(sent) == program
+    sent["process"]["files"].append(["../escape", "x"])
+    with pytest.raises(WireError, match="files"):
+        program_from_json(sent)
+
+
+def test_env_check_names_tools_per_language_and_the_exercises_that_cannot_run() -> None:
+    from click.testing import CliRunner
+
+    from passbench.apps.cli import cli
+    from passbench.stages.benchmarks.aider_polyglot.toolchains import JS_PACKAGES
+
+    result = CliRunner().invoke(
+        cli,
+        ["env", "check", "aider-polyglot", "--json"],
+        env={"PASSBENCH_DATA_DIR": str(DATA_DIR)},
+    )
+    items = {item["name"]: item for item in json.loads(result.output)["items"]}
+    for language in ("cpp", "go", "java", "javascript", "python", "rust"):
+        assert any(name.startswith(f"{language}: ") for name in items), language
+    assert "Maven Central" in items["java: hangman"]["detail"] and not items["java: hangman"]["ok"]
+    assert "slices" in items["go: dnd-character"]["detail"]
+    assert "Cargo-example.toml" in items["rust: poker"]["detail"]
+    # scripts/setup.sh installs exactly the npm packages the JavaScript track names
+    setup = (Path(__file__).parents[3] / "scripts" / "setup.sh").read_text()
+    assert f'js_wanted="{" ".join(JS_PACKAGES)}"' in setup
