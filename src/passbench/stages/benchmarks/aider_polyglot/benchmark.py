@@ -166,7 +166,8 @@ def parse_language_file(path: Path, language: str, benchmark: str, start: int) -
                 benchmark=benchmark,
                 task_id=f"{ID_PREFIX}{start + len(tasks)}/{language}/{exercise}",
                 entry_point=exercise,
-                prompts={split: request for split in EDIT_FORMATS},
+                # "complete": the request alone, which `tasks list` and `show` summarise
+                prompts={"complete": request, **{split: request for split in EDIT_FORMATS}},
                 code_prompt="",
                 test=json.dumps({p: support[p] for p in tests if p in support}),
                 canonical_solution=json.dumps({"files": reference}),
