@@ -47,11 +47,12 @@ if [ "$multiple" = 1 ]; then
   # testify as a GOPATH tree, and the Rust crates' sources with cargo to build them offline
   packages+=(libboost-dev libssl-dev golang-github-stretchr-testify-dev cargo
              librust-rand-dev librust-regex-dev librust-md5-dev)
-  # Aider's polyglot exercises (benchmarks/aider_polyglot/toolchains.py): C++ with cmake, Java
-  # tests on JUnit 5's console launcher and AssertJ, Python's pytest, the crates three Rust
-  # exercises use (time, anyhow; rand above); `passbench env check aider-polyglot` says the rest
-  packages+=(cmake make junit5 libassertj-core-java python3-pytest librust-time-dev
-             librust-anyhow-dev)
+  # Aider's polyglot exercises (benchmarks/aider_polyglot/toolchains.py): C++ with cmake and
+  # Boost.Date_Time (gigasecond, meetup), Java tests on JUnit 5's console launcher and AssertJ,
+  # Python's pytest, the crates three Rust exercises use (time, anyhow; rand above);
+  # `passbench env check aider-polyglot` says the rest
+  packages+=(cmake make libboost-date-time-dev junit5 libassertj-core-java python3-pytest
+             librust-time-dev librust-anyhow-dev)
 fi
 missing=()
 for package in "${packages[@]}"; do

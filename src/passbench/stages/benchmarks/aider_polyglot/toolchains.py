@@ -125,7 +125,13 @@ class Track:
 TRACKS: dict[str, Track] = {
     track.key: track
     for track in (
-        Track("cpp", "C++", _CPP, ("cmake", "make", "g++"), ("cmake", "make", "g++")),
+        Track(
+            "cpp",
+            "C++",
+            _CPP,
+            ("cmake", "make", "g++", "/usr/include/boost/date_time.hpp"),
+            ("cmake", "make", "g++", "libboost-date-time-dev"),
+        ),
         Track("go", "Go", _GO, ("go",), ("golang-go",), (GO_CACHE_SEED,)),
         Track(
             "java",
