@@ -25,13 +25,15 @@ from passbench.core.records import (
     Status,
     Task,
 )
-from passbench.core.runs import RunResults
+from passbench.core.runs import RunResults, SampleResult
 from passbench.core.samplefile import write_jsonl_atomic
 from passbench.stages.benchmarks import (
     Benchmark,
+    BenchmarkBase,
     BenchmarkInfo,
     LoadedBenchmark,
     PromptStyle,
+    TestFeedback,
     benchmark_info,
     benchmark_language,
     benchmark_names,
@@ -39,6 +41,7 @@ from passbench.stages.benchmarks import (
     get_benchmark,
     task_language,
 )
+from passbench.stages.feedback import TEST_FAILURES, feedback_message
 from passbench.stages.prompts import build_prompt, stop_sequences
 from passbench.stages.results import (
     guess_benchmark,
@@ -304,6 +307,35 @@ def test_reference_verdict_keeps_the_verdict_of_its_task(
         assert decided.status != "pass"
 
 
+def test_test_feedback(bench: Benchmark, full: LoadedBenchmark) -> None:
+    """A failed verdict gives the test output a follow-up try shows (`run --tries`), and the
+    files to fix; the default is the verdict's recorded output, every failing test's."""
+    inherited = type(bench).test_feedback is BenchmarkBase.test_feedback
+    for task in full.all_tasks[:PROGRAM_SAMPLE]:
+        verdict = SampleResult(
+            task_id=task.task_id,
+            sample_index=0,
+            status="fail",
+            solution="",
+            details={
+                "test_one": "Traceback (most recent call last):\nAssertionError: 7 != 8",
+                "test_two": "ValueError: marker",
+            },
+            category=ErrorCategory.ASSERTION_FAILED,
+            reason="AssertionError: 7 != 8",
+        )
+        feedback = bench.test_feedback(task, verdict)
+        assert isinstance(feedback, TestFeedback)
+        assert isinstance(feedback.output, str) and feedback.output.strip()
+        assert isinstance(feedback.files, tuple)
+        assert all(isinstance(name, str) and name for name in feedback.files)
+        if inherited:
+            assert "AssertionError: 7 != 8" in feedback.output
+            assert "test_two: ValueError: marker" in feedback.output
+        message = feedback_message(feedback, verdict.status, lines=50)
+        assert message.endswith(TEST_FAILURES.split("{file_list}")[1])
+
+
 def test_judging(bench: Benchmark, full: LoadedBenchmark) -> None:
     """None, or the identity and host verdict of each program, for an executable benchmark."""
     tasks = full.all_tasks[:PROGRAM_SAMPLE]
@@ -414,3 +446,30 @@ def test_official_result_files(bench: Benchmark, full: LoadedBenchmark, tmp_path
     assert isinstance(attached, RunResults) and attached.tasks == ours.tasks
     if written:  # what its own file adds is about the run's tasks only
         assert set(attached.task_info) <= set(ours.tasks)
+
+
+def test_task_set_identity(
+    bench: Benchmark,
+    full: LoadedBenchmark,
+    loaded: dict[str, LoadedBenchmark],
+    data_dir: Path,
+    tmp_path: Path,
+) -> None:
+    """Every result records the task set: the benchmark, its version and the sha256 of every
+    data file the tasks were read from (task file first), stable across loads and written as
+    JSON that reads back as the same identity."""
+    from passbench.core.taskset import TaskSetIdentity, identity_from_meta
+    from passbench.stages.benchmarks.data import sha256_of
+
+    identity = bench.task_set(full)
+    assert identity.benchmark == bench.name and identity.version == full.version
+    assert identity.files and identity.files[0].name == full.source.path.name
+    assert [f.sha256 for f in identity.files] == [sha256_of(f.path) for f in full.files]
+    assert identity.sha256 == full.sha256
+    again = json.loads(json.dumps({"task_set": identity.to_json()}))
+    assert identity_from_meta(again) == identity
+    assert TaskSetIdentity.from_json(identity.to_json()) == identity
+    # a subset's tasks are the same tasks: its identity has the full set's key
+    for subset in bench.subsets:
+        part = _load(bench.name, subset, loaded, data_dir, tmp_path)
+        assert bench.task_set(part).key == identity.key

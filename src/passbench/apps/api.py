@@ -103,6 +103,8 @@ def evaluate(
     config: PathArg | None = None,
     environ: Mapping[str, str] | None = None,
     progress: Progress | None = None,
+    runs: int = 1,
+    epochs: int = 1,
 ) -> RunResults:
     """Run samples (or, with `ground_truth=True`, the canonical solutions) against the tasks'
     tests in the sandbox and score pass@k, as `passbench evaluate` does; the result files are
@@ -120,7 +122,8 @@ def evaluate(
     first built-in, bigcodebench), split ("complete"), subset ("full"), tasks (ids, a list
     or comma-separated), id_range ("0-10" or (0, 10)), workers (0: from the cores),
     backend ("local": bubblewrap here) and so on; `check_ground_truth=False` is --no-gt and
-    `resume=False` is --no-resume. `progress` receives progress reports (nothing is printed).
+    `resume=False` is --no-resume; `runs` and `epochs` are --runs and --epochs
+    (docs/statistics.md). `progress` receives progress reports (nothing is printed).
 
     Raises a PassbenchError subclass with a message naming what to fix: InputError for bad
     arguments, SandboxError where samples cannot be isolated (unless `allow_unsandboxed`).
@@ -161,6 +164,11 @@ def evaluate(
     settings = evaluate_settings(
         resolved, selection, check_ground_truth=check_ground_truth, resume=resume
     )
+    if runs < 1 or epochs < 1:
+        raise InputError(
+            "runs and epochs must be at least 1", field="runs" if runs < 1 else "epochs"
+        )
+    settings = replace(settings, runs=runs, epochs=epochs)
     check_executable(get_benchmark(settings.benchmark))  # before the isolation check
     refuse_without_isolation(settings, resolved.paths)  # before anything is written
     samples_path = None

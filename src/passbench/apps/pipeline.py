@@ -40,6 +40,7 @@ from passbench.stages.providers import (
     Capabilities,
     ModelConfig,
     ModelRunner,
+    Provider,
     ResponseCache,
     UsageTotals,
     create_provider,
@@ -271,6 +272,9 @@ def sample_row(completion: Completion, prompt: Prompt, *, chat: bool) -> dict[st
         "usage": asdict(completion.usage),
         "latency_s": round(completion.latency_s, 3),
         "params": dict(completion.params),
+        # the thinking, apart from the answer: never sanitized, never evaluated
+        **({"reasoning": completion.reasoning} if completion.reasoning else {}),
+        **({"truncated": completion.truncated} if completion.truncated else {}),
     }
 
 
@@ -382,6 +386,9 @@ class GenerationOutcome:
     kept_samples: int  # already in the files from an earlier run
     extraction_failures: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # reason -> "task_id#index" of every sample in the sanitized file whose extraction failed
+    # "task_id#index" of the samples whose answer was cut short (token limit, unclosed
+    # thinking): no answer, so not counted among the extraction failures
+    truncated: tuple[str, ...] = ()
 
 
 async def generate_samples(
@@ -391,8 +398,10 @@ async def generate_samples(
     *,
     cache: ResponseCache | None = None,
     progress: Progress | None = None,
+    provider: Provider | None = None,
 ) -> GenerationOutcome:
-    """Generate the samples `files` still lack, sanitize each, append both rows as it arrives."""
+    """Generate the samples `files` still lack, sanitize each, append both rows as it arrives.
+    `provider`: one the caller opened and closes (else one is created for this call)."""
     progress = progress or NullProgress()
     if not tasks:
         raise InputError("no tasks selected", field="tasks")
@@ -423,7 +432,7 @@ async def generate_samples(
         ]
         if todo:
             usage, use_chat, use_prefill, new = await _generate(
-                generation, todo, done, raw_out, sanitized_out, cache, progress
+                generation, todo, done, raw_out, sanitized_out, cache, progress, provider
             )
         else:
             new = 0
@@ -431,8 +440,13 @@ async def generate_samples(
         raw_out.close()
         sanitized_out.close()
     failures: dict[str, list[str]] = {}
+    truncated: list[str] = []
     for row in _read_rows(files.sanitized):
-        if row["task_id"] in by_id and row.get("sanitize_error"):
+        if row["task_id"] not in by_id:
+            continue
+        if row.get("truncated"):
+            truncated.append(f"{row['task_id']}#{row['sample_index']}")
+        elif row.get("sanitize_error"):
             failures.setdefault(str(row["sanitize_error"]), []).append(
                 f"{row['task_id']}#{row['sample_index']}"
             )
@@ -444,7 +458,26 @@ async def generate_samples(
         new_samples=new,
         kept_samples=kept,
         extraction_failures={reason: tuple(keys) for reason, keys in failures.items()},
+        truncated=tuple(truncated),
     )
+
+
+def request_config(
+    generation: GenerationSettings,
+    capabilities: Capabilities,
+    use_chat: bool,
+    use_prefill: bool,
+    *,
+    benchmark: str,
+) -> ModelConfig:
+    """The model's settings as requests carry them: with the official stop sequences where
+    the official tool sends them (its local backends; its API backends send none)."""
+    config = generation.config
+    local_protocol = capabilities.chat_template or not use_chat
+    if generation.official_stops and not config.params.stop and local_protocol:
+        stops = stop_sequences(use_chat, benchmark=benchmark, prefill=use_prefill)
+        config = replace(config, params=replace(config.params, stop=stops))
+    return config
 
 
 async def _generate(
@@ -455,20 +488,19 @@ async def _generate(
     sanitized_out: _Appender,
     cache: ResponseCache | None,
     progress: Progress,
+    given: Provider | None = None,
 ) -> tuple[UsageTotals, bool, bool, int]:
     config = generation.config
-    provider = create_provider(config)
+    provider = given or create_provider(config)
     written = 0
     try:
         capabilities = config.apply_capabilities(provider.capabilities)
         prompts, use_chat, use_prefill = plan_prompts(
             tasks, generation.split, capabilities, chat=generation.chat, prefill=generation.prefill
         )
-        local_protocol = capabilities.chat_template or not use_chat
-        if generation.official_stops and not config.params.stop and local_protocol:
-            # the official local backends stop here; its API backends send no stop sequences
-            stops = stop_sequences(use_chat, benchmark=tasks[0].benchmark, prefill=use_prefill)
-            config = replace(config, params=replace(config.params, stop=stops))
+        config = request_config(
+            generation, capabilities, use_chat, use_prefill, benchmark=tasks[0].benchmark
+        )
         runner = ModelRunner(provider, config, cache=cache, progress=progress)
         by_id = {prompt.task_id: prompt for prompt in prompts}
         tasks_by_id = {task.task_id: task for task in tasks}
@@ -487,7 +519,8 @@ async def _generate(
             done.add(key)
             written += 1
     finally:
-        await provider.aclose()
+        if given is None:
+            await provider.aclose()
     return runner.usage, use_chat, use_prefill, written
 
 
@@ -505,6 +538,7 @@ class RunSummary:
     extraction_failures: int  # failed, and the sanitizer had found no usable program
     pass_at_k: Mapping[str, float]
     gt_pass_rate: float | None
+    truncated: int = 0  # failed with an answer cut short: "no answer (truncated)"
 
 
 @dataclass(frozen=True)
@@ -526,11 +560,13 @@ def summarize(
         if row["task_id"] in wanted and row.get("sanitize_error")
     }
     verdicts = load_results(evaluation.eval_results_path)
-    passed = test_failures = extraction_failures = 0
+    passed = test_failures = extraction_failures = truncated = 0
     for task_id, samples in verdicts.tasks.items():
         for sample in samples:
             if sample.passed:
                 passed += 1
+            elif sample.no_answer:  # cut short: no answer to extract or to test
+                truncated += 1
             elif (task_id, sample.sample_index) in unextracted:
                 extraction_failures += 1
             else:
@@ -542,6 +578,7 @@ def summarize(
         passed=passed,
         test_failures=test_failures,
         extraction_failures=extraction_failures,
+        truncated=truncated,
         pass_at_k=dict(evaluation.pass_at_k),
         gt_pass_rate=truth.pass_rate if truth is not None else None,
     )

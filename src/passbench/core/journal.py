@@ -121,6 +121,29 @@ class Journal:
                 ),
             )
 
+    def adopt(self, source: Path) -> int:
+        """Copy the verdicts another journal holds into this one, keeping those already here;
+        returns how many were new. An evaluation of the same programs under the same settings
+        then reuses them (`passbench run --tries`: the samples that passed are carried to the
+        next try's files, and are not run again)."""
+        if not source.exists():
+            return 0
+        columns = (
+            "fingerprint, program_sha, task_id, status, category, details, duration_s, wall_s,"
+            " isolation, reason, tests_run, stdout_tail, inputs_done"
+        )
+        Journal(source, self.fingerprint).close()  # brings an older journal's columns up to date
+        self._db.execute("ATTACH DATABASE ? AS other", (str(source),))
+        try:
+            with self._db:
+                cursor = self._db.execute(
+                    f"INSERT OR IGNORE INTO verdicts ({columns})"
+                    f" SELECT {columns} FROM other.verdicts"
+                )
+            return cursor.rowcount
+        finally:
+            self._db.execute("DETACH DATABASE other")
+
     def close(self) -> None:
         self._db.close()
 

@@ -87,6 +87,10 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
     finish_reason: str | None = None
+    # the model's thinking, kept apart from `text` and never read as the answer: sent out of
+    # band (reasoning_content, thinking blocks, thought parts) or inline sections taken out
+    reasoning: str = ""
+    truncated: str = ""  # why the answer was cut (core.thinking.truncation), "" when it was not
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,10 @@ class Sample:
     sample_index: int = 0  # the index the generator gave it (file order where the file has none)
     source_line: int = 0  # 1-based line in the samples file, for messages
     model: str | None = None  # the model the answers file names per answer (SWE-bench's)
+    # why the answer was cut (token limit, unclosed thinking), "" when it was not: such a
+    # sample that fails is recorded as "no answer (truncated)", not as a test failure
+    truncated: str = ""
+    sanitize_error: str = ""  # why the sanitizer found no usable program ("" when it did)
 
 
 @dataclass(frozen=True)
@@ -141,6 +149,19 @@ class ProcessSpec:
     # may name folders under the program's folder, never leave it
     files: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def longest_s(self) -> float:
+        """The longest its builds and run may take, for the worker's backstop behind them: a
+        build waiting for a core on a loaded machine may go on up to BUILD_WALL_CAP times its
+        limit (sandbox/inside/_process_style.py times builds out by their CPU work)."""
+        builds = len(self.build) * self.build_timeout_s * BUILD_WALL_CAP
+        return builds + self.run_timeout_s + 5.0
+
+
+#: How many times its limit a build may take in wall time while it waits for a core (the same
+#: number as _BUILD_WALL_CAP in sandbox/inside/_process_style.py, which cannot import this).
+BUILD_WALL_CAP = 10.0
+
 
 @dataclass(frozen=True)
 class RepositorySpec:
@@ -162,6 +183,9 @@ class RepositorySpec:
     files: tuple[tuple[str, str], ...] = ()
     read_only: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    # paths inside the read-only folders where the run gets a fresh, empty, writable folder of
+    # its own (a test environment's per-instance install prefix), removed after the run
+    fresh_dirs: tuple[str, ...] = ()
     channel: bool = True
     memory_mb: int = 16384  # the tests' processes together (a cgroup where the host has one)
     output_cap: int = 8 * 2**20  # bytes of output kept for the log parser

@@ -17,6 +17,9 @@ from passbench.core.records import ErrorCategory
 
 EVAL_RESULTS_SUFFIX = "eval_results.json"
 PASS_AT_K_SUFFIX = "pass_at_k.json"
+#: The verdict of a failing sample whose answer was cut short (token limit, unclosed thinking):
+#: it counts against pass@k as the official tools count it, but it is not a test failure.
+NO_ANSWER_TRUNCATED = "no answer (truncated)"
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,18 @@ class SampleResult:
     multipl_e_status: str | None = None  # MultiPL-E's OK / SyntaxError / Exception / Timeout
     functional: bool | None = None  # CWEval: every functionality case passed
     secure: bool | None = None  # CWEval: every security case passed
+    raw_solution: str | None = None  # the model's answer, when the samples carried it
+    truncated: str | None = None  # why the answer was cut short, when it was
+    sanitize_error: str | None = None  # why the sanitizer found no usable program, if it did not
 
     @property
     def passed(self) -> bool:
         return self.status == "pass"
+
+    @property
+    def no_answer(self) -> bool:
+        """Failed because the answer was cut short: "no answer (truncated)", not a test failure."""
+        return not self.passed and bool(self.truncated)
 
 
 @dataclass(frozen=True)

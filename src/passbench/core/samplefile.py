@@ -20,6 +20,7 @@ from typing import Any
 
 from passbench.core.errors import SampleFileError
 from passbench.core.records import Sample
+from passbench.core.thinking import split_thinking, truncation
 
 
 def sample_file_stem(path: str | Path) -> str:
@@ -156,13 +157,27 @@ def _sample_from_record(record: Any, path: Path, line: int, known: set[str] | No
         if value is not None and not isinstance(value, str):
             raise SampleFileError("must be a string", path=path, line=line, field=name)
     raw = record.get("raw_solution")
+    sanitize_error = record.get("sanitize_error")
     return Sample(
         task_id=task_id,
         solution=solution if isinstance(solution, str) else None,
         completion=None if isinstance(solution, str) else completion,
         raw_solution=raw if isinstance(raw, str) else None,
         source_line=line,
+        truncated=_truncated(record, raw),
+        sanitize_error=sanitize_error if isinstance(sanitize_error, str) else "",
     )
+
+
+def _truncated(record: Mapping[str, Any], raw: Any) -> str:
+    """Why the answer was cut short: what `passbench generate` recorded, else what another
+    tool's file shows (its `finish_reason`, or a thinking section its answer never closed)."""
+    recorded = record.get("truncated")
+    if isinstance(recorded, str):
+        return recorded
+    finish = record.get("finish_reason")
+    unclosed = isinstance(raw, str) and split_thinking(raw).unclosed
+    return truncation(finish if isinstance(finish, str) else None, thinking_unclosed=unclosed)
 
 
 def write_jsonl_atomic(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:

@@ -36,14 +36,14 @@ def invoke(*arguments: str) -> Result:
 
 
 def test_terminal_comparison_says_whether_it_is_noise() -> None:
-    output = invoke(str(OFFICIAL), str(OURS)).output
+    output = invoke(str(OFFICIAL), str(OURS)).stdout
     assert "demo-model (A) vs demo-model-v2 (B)" in output
     assert "McNemar exact p" in output
     assert "No distinguishable difference" in output or "Borderline" in output
 
 
 def test_json_per_pair_fields() -> None:
-    data = json.loads(invoke(str(OFFICIAL), str(OURS), "--format", "json").output)
+    data = json.loads(invoke(str(OFFICIAL), str(OURS), "--format", "json").stdout)
     (pair,) = data["pairs"]
     assert pair["tasks_both"] == 13 and pair["only_a"] == 1 and pair["only_b"] == 1
     rates_a = {t["task_id"]: t["rate_a"] for t in pair["tasks"]}
@@ -58,7 +58,7 @@ def test_json_per_pair_fields() -> None:
 
 
 def test_three_runs_give_three_pairs() -> None:
-    data = json.loads(invoke(str(OFFICIAL), str(OURS), str(OFFICIAL), "--format", "json").output)
+    data = json.loads(invoke(str(OFFICIAL), str(OURS), str(OFFICIAL), "--format", "json").stdout)
     assert len(data["pairs"]) == 3
     assert len({run["name"] for run in data["runs"]}) == 3  # clashing names made unique
 
@@ -69,9 +69,9 @@ def test_leaderboard_file_and_formats(tmp_path: Path) -> None:
     rows = list(csv.DictReader(io.StringIO(board.read_text(encoding="utf-8"))))
     assert [row["name"] for row in rows] == ["demo-model-v2", "demo-model"]
     assert rows[0]["rank"] == "1" and rows[0]["isolation"] == "bubblewrap"
-    markdown = invoke(str(OFFICIAL), str(OURS), "--format", "leaderboard-md").output
+    markdown = invoke(str(OFFICIAL), str(OURS), "--format", "leaderboard-md").stdout
     assert markdown.startswith("| rank | model |")
-    document = json.loads(invoke(str(OURS), "--format", "leaderboard-json").output)
+    document = json.loads(invoke(str(OURS), "--format", "leaderboard-json").stdout)
     assert document["rows"][0]["name"] == "demo-model-v2"
 
 
@@ -101,7 +101,7 @@ def test_runs_are_listed_with_their_language(tmp_path: Path) -> None:
     from tests.analysis.report.multiple_runs import write_js, write_lua
 
     js, lua = write_js(tmp_path), write_lua(tmp_path)
-    markdown = invoke(str(OURS), str(js), str(lua), "--format", "leaderboard-md").output
+    markdown = invoke(str(OURS), str(js), str(lua), "--format", "leaderboard-md").stdout
     assert markdown.startswith("| rank | model | language |")
     languages = {line.split(" | ")[2] for line in markdown.splitlines()[2:] if "|" in line}
     assert languages == {"Python", "JavaScript", "Lua"}
@@ -112,5 +112,5 @@ def test_runs_are_listed_with_their_language(tmp_path: Path) -> None:
         "bigcodebench": "Python",
         "multipl-e-js": "JavaScript",
     }
-    document = json.loads(invoke(str(OURS), str(lua), "--format", "json").output)
+    document = json.loads(invoke(str(OURS), str(lua), "--format", "json").stdout)
     assert [run["language"] for run in document["runs"]] == ["Python", "Lua"]

@@ -107,3 +107,13 @@ def test_overloaded_and_rate_limited_are_retried(server: AnthropicFake) -> None:
 def test_missing_key_is_an_input_error() -> None:
     with pytest.raises(InputError, match="ANTHROPIC_API_KEY"):
         create_provider(config("claude-test", provider="anthropic"), {})
+
+
+def test_thinking_blocks_are_kept_as_reasoning_and_max_tokens_is_truncation(
+    server: AnthropicFake,
+) -> None:
+    cfg = config("claude-test", provider="anthropic", base_url=server.url, thinking_budget=2048)
+    whole, cut = run(cfg, [chat_prompt("T/0", "a"), chat_prompt("T/1", "[cut] b")], environ=ENV)[0]
+    assert whole.reasoning == "let me think" and whole.truncated == ""
+    assert cut.finish_reason == "max_tokens"
+    assert cut.truncated == "token limit (finish reason 'max_tokens')"

@@ -94,3 +94,14 @@ def test_transient_failures_are_retried(server: GoogleFake) -> None:
 def test_missing_key_is_an_input_error() -> None:
     with pytest.raises(InputError, match="GEMINI_API_KEY"):
         create_provider(config("gemini-test", provider="google"), {})
+
+
+def test_thought_parts_are_kept_as_reasoning_and_max_tokens_is_truncation(
+    server: GoogleFake,
+) -> None:
+    cfg = config("gemini-test", provider="google", base_url=server.url, thinking_budget=128)
+    whole, cut = run(cfg, [chat_prompt("T/0", "a"), chat_prompt("T/1", "[cut] b")], environ=ENV)[0]
+    assert whole.reasoning == "thinking..." and "thinking" not in whole.text
+    assert whole.truncated == ""
+    assert cut.finish_reason == "MAX_TOKENS"
+    assert cut.truncated == "token limit (finish reason 'MAX_TOKENS')"

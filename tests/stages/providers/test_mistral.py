@@ -85,3 +85,13 @@ def test_timeout_is_retried(server: MistralFake) -> None:
 def test_missing_key_is_an_input_error() -> None:
     with pytest.raises(InputError, match="MISTRAL_API_KEY"):
         create_provider(config("mistral-test", provider="mistral"), {})
+
+
+def test_thinking_chunks_are_kept_as_reasoning_and_length_is_truncation(
+    server: MistralFake,
+) -> None:
+    cfg = config("magistral", provider="mistral", base_url=server.url, reasoning_effort="high")
+    whole, cut = run(cfg, [chat_prompt("T/0", "a"), chat_prompt("T/1", "[cut] b")], environ=ENV)[0]
+    assert whole.reasoning == "weighing it" and "weighing" not in whole.text
+    assert whole.text.startswith("def answer():") and whole.truncated == ""
+    assert cut.truncated == "token limit (finish reason 'length')"

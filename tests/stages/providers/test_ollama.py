@@ -84,3 +84,11 @@ def test_no_server_is_a_connection_failure() -> None:
     with pytest.raises(ProviderError, match="giving up") as caught:
         run(cfg, [chat_prompt("T/0", "a")], retry=FAST_RETRY)
     assert not isinstance(caught.value, PermanentProviderError)
+
+
+def test_thinking_is_kept_as_reasoning_and_length_is_truncation(server: OllamaFake) -> None:
+    cfg = config("qwen-test", provider="ollama", base_url=server.url, reasoning_effort="low")
+    whole, cut = run(cfg, [chat_prompt("T/0", "a"), chat_prompt("T/1", "[cut] b")])[0]
+    assert whole.reasoning == "hmm" and "hmm" not in whole.text and whole.truncated == ""
+    assert cut.finish_reason == "length"
+    assert cut.truncated == "token limit (finish reason 'length')"

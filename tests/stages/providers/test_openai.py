@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from pathlib import Path
+
 import pytest
 
 from passbench.core.errors import InputError, PermanentProviderError, ProviderError
 from passbench.stages.providers import create_provider
+from passbench.stages.providers.cache import ResponseCache
 
 from .conftest import FAST_RETRY
 from .helpers import chat_prompt, config, run, text_prompt
+from .servers.base import Recorded, Reply, last_user_text
 from .servers.openai_fake import BAD_KEY, MISSING_MODEL, OpenAIFake
 
 
@@ -249,3 +255,76 @@ def test_azure_openai_paths_and_key_header(openai_server: OpenAIFake) -> None:
 def test_missing_key_for_the_real_service_is_an_input_error() -> None:
     with pytest.raises(InputError, match="OPENAI_API_KEY"):
         create_provider(config("gpt-test", provider="openai"), {})
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_sent_beside_the_answer_is_kept_apart(field: str) -> None:
+    # DeepSeek, SGLang and vLLM < 0.10 send reasoning_content; vLLM since sends reasoning
+    server = OpenAIFake(reasoning_field=field)
+    try:
+        cfg = config("r1", provider="openai", base_url=f"{server.url}/v1", temperature=0.6)
+        completions, _ = run(cfg, [chat_prompt("T/0", "write add")], n_samples=2)
+    finally:
+        server.close()
+    for index, completion in enumerate(completions):
+        assert completion.text.startswith("def answer():") and "draft" not in completion.text
+        assert completion.reasoning.startswith("Let me draft it.")
+        assert f"'draft', {index}" in completion.reasoning
+        assert completion.truncated == ""
+
+
+def test_inline_thinking_is_taken_out_of_the_answer(openai_server: OpenAIFake) -> None:
+    class InlineThinking(OpenAIFake):
+        def answer(self, request: Recorded) -> Reply:
+            reply = super().answer(request)
+            for choice in reply.body["choices"]:
+                answer = choice["message"]["content"]
+                prompt = last_user_text(request.body["messages"])
+                if "unclosed" in prompt:  # still thinking when the tokens ran out
+                    choice["message"]["content"] = "<think>\nfirst: def answer(): pass"
+                    choice["finish_reason"] = "stop"  # a stop sequence cut it, not the limit
+                else:
+                    choice["message"]["content"] = f"<think>\nA draft.\n</think>\n\n{answer}"
+            return reply
+
+    server = InlineThinking()
+    try:
+        cfg = config("qwq", provider="openai", base_url=f"{server.url}/v1")
+        done, unclosed = run(
+            cfg, [chat_prompt("T/0", "write add"), chat_prompt("T/1", "unclosed")]
+        )[0]
+    finally:
+        server.close()
+    assert done.text.startswith("def answer():") and "<think>" not in done.text
+    assert done.reasoning == "A draft." and done.truncated == ""
+    assert unclosed.text == "" and unclosed.reasoning == "first: def answer(): pass"
+    assert unclosed.truncated == "thinking section never closed"
+
+
+def test_an_answer_cut_by_the_token_limit_is_marked_truncated(openai_server: OpenAIFake) -> None:
+    cfg = config("gpt-test", provider="openai", base_url=f"{openai_server.url}/v1")
+    whole, cut = run(cfg, [chat_prompt("T/0", "write add"), chat_prompt("T/1", "[cut] add")])[0]
+    assert whole.truncated == "" and whole.finish_reason == "stop"
+    assert cut.finish_reason == "length"
+    assert cut.truncated == "token limit (finish reason 'length')"
+
+
+def test_a_response_cached_with_its_thinking_inline_is_separated_when_read(
+    openai_server: OpenAIFake, tmp_path: Path
+) -> None:
+    cache_path = tmp_path / "cache.sqlite"
+    cfg = config("qwq", provider="openai", base_url=f"{openai_server.url}/v1")
+    prompts = [chat_prompt("T/0", "write add")]
+    (first,), _ = run(cfg, prompts, cache=ResponseCache(cache_path))
+    # as a passbench that kept the thinking inline cached it: no reasoning, no truncated
+    db = sqlite3.connect(cache_path)
+    (key, value), *_ = db.execute("SELECT key, value FROM samples").fetchall()
+    row = json.loads(value)
+    row = {k: v for k, v in row.items() if k not in ("reasoning", "truncated")}
+    row["text"] = "<think>\nhmm\n</think>\n\n" + first.text
+    with db:
+        db.execute("UPDATE samples SET value = ? WHERE key = ?", (json.dumps(row), key))
+    db.close()
+    openai_server.close()  # anything not answered from the cache would now fail
+    (again,), _ = run(cfg, prompts, cache=ResponseCache(cache_path))
+    assert again.text == first.text and again.reasoning == "hmm" and again.truncated == ""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from passbench.core.errors import PermanentProviderError
+from passbench.stages.providers import ModelRunner, create_provider
 from passbench.stages.providers.cache import ResponseCache
 
 from .conftest import FAST_RETRY
@@ -42,6 +44,32 @@ def test_more_samples_asks_only_for_the_new_ones(openai_server: OpenAIFake, tmp_
     bodies = openai_server.bodies()
     assert [b.get("n", 1) for b in bodies] == [2, 3]
     assert [c.sample_index for c in completions] == [0, 1, 2, 3, 4]
+
+
+def test_samples_numbered_from_a_first_index_keep_its_seed_and_cache_key(
+    openai_server: OpenAIFake, tmp_path: Path
+) -> None:
+    """A follow-up continues one sample's conversation: it is that sample, by index."""
+    cfg = config("gpt-test", provider="openai", base_url=f"{openai_server.url}/v1", seed=10)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+
+    async def go(first_index: int) -> list[int]:
+        provider = create_provider(cfg, {})
+        runner = ModelRunner(provider, cfg, cache=cache)
+        try:
+            prompts = [chat_prompt("T/0", "a")]
+            return [
+                completion.sample_index
+                async for completion in runner.iter_completions(prompts, 1, first_index=first_index)
+            ]
+        finally:
+            await provider.aclose()
+
+    assert asyncio.run(go(3)) == [3]
+    assert [body.get("seed") for body in openai_server.bodies()] == [13]
+    assert asyncio.run(go(3)) == [3] and len(openai_server.requests) == 1  # cached as sample 3
+    run(cfg, [chat_prompt("T/0", "a")], n_samples=4, cache=cache)
+    assert [body.get("n", 1) for body in openai_server.bodies()] == [1, 3]  # 0-2 were missing
 
 
 def test_changed_parameters_miss_the_cache(openai_server: OpenAIFake, tmp_path: Path) -> None:

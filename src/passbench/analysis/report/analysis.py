@@ -15,8 +15,10 @@ from typing import Any
 from passbench.analysis.report import envgaps
 from passbench.analysis.report.categories import Failure, failure_label, failure_of
 from passbench.analysis.report.domains import task_domains
+from passbench.analysis.report.triage import Triage, triage
 from passbench.core import scoring
 from passbench.core.records import ErrorCategory
+from passbench.core.runs import NO_ANSWER_TRUNCATED
 from passbench.stages.benchmarks import benchmark_language, benchmark_names, get_benchmark
 from passbench.stages.results import RunResults, SampleResult, task_order
 from passbench.stages.results.taskinfo import TaskCatalog
@@ -136,6 +138,7 @@ class Inspection:
     hard_subset: GroupScore | None
     tasks: tuple[TaskRow, ...]
     pass_at_k_curve: tuple[tuple[int, float], ...] = field(default=())
+    triage: Triage | None = None  # every failing sample's class (triage.py)
 
 
 def inspect_run(
@@ -168,6 +171,25 @@ def inspect_run(
         hard_subset=_hard_subset(rows, run, catalog, options),
         tasks=rows,
         pass_at_k_curve=curve,
+        triage=_triage(run, catalog, failures),
+    )
+
+
+def _triage(
+    run: RunResults, catalog: TaskCatalog, failures: Mapping[str, Sequence[Failure | None]]
+) -> Triage:
+    tasks = catalog.tasks
+    # official files name the failing ground truths without their reasons
+    gt: dict[str, Mapping[str, Any]] = {task_id: {} for task_id in run.gt_failed_tasks} | dict(
+        run.gt_failures
+    )
+    return triage(
+        run.tasks,
+        failures,
+        entry_points={task_id: task.entry_point for task_id, task in tasks.items()},
+        libs={task_id: task.libs for task_id, task in tasks.items()},
+        gt_failures=gt,
+        order=_ordered(run.tasks),
     )
 
 
@@ -377,7 +399,7 @@ def _failure_groups(
     groups = [
         FailureGroup(
             label=label,
-            category=first[label].category.value,
+            category="truncated" if first[label].truncated else first[label].category.value,
             exception_type=first[label].exception_type,
             samples=count,
             tasks=len(task_sets[label]),
@@ -448,6 +470,8 @@ def matches_category(row: TaskRow, wanted: str) -> bool:
             continue
         category, _, exception_type = label.partition(":")
         if wanted in (label, category, exception_type):
+            return True
+        if label == NO_ANSWER_TRUNCATED and wanted == "truncated":
             return True
     return False
 

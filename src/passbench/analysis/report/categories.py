@@ -23,9 +23,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from passbench.core.records import ErrorCategory
+from passbench.core.runs import NO_ANSWER_TRUNCATED
 from passbench.stages.results import SampleResult
 
 # "pkg.module.ErrorName: message" or a bare "ErrorName", as Python prints an exception.
@@ -56,6 +57,8 @@ class Failure:
     exception_type: str | None  # "KeyError", "pandas.errors.ParserError", None when unknown
     message: str  # one line a person can read
     derived: bool  # True when read from traceback text rather than recorded by the evaluator
+    # the answer was cut short: counted as "no answer (truncated)", not as a test failure
+    truncated: bool = False
 
 
 def last_exception(traceback: str) -> tuple[str | None, str]:
@@ -157,6 +160,13 @@ def _reason_type(reason: str) -> str | None:
 
 def failure_of(sample: SampleResult) -> Failure | None:
     """Why `sample` failed, or None when it passed."""
+    failure = _test_failure(sample)
+    if failure is None or not sample.no_answer:
+        return failure
+    return replace(failure, truncated=True, message=f"{NO_ANSWER_TRUNCATED}: {sample.truncated}")
+
+
+def _test_failure(sample: SampleResult) -> Failure | None:
     if sample.passed:
         return None
     if sample.category is not None and sample.reason:
@@ -181,7 +191,10 @@ def failure_of(sample: SampleResult) -> Failure | None:
 
 
 def failure_label(failure: Failure) -> str:
-    """The group a failure is counted under: its category, or `exception:<Type>`."""
+    """The group a failure is counted under: its category, or `exception:<Type>`; an answer
+    cut short is "no answer (truncated)", whatever the tests then said."""
+    if failure.truncated:
+        return NO_ANSWER_TRUNCATED
     if failure.category is ErrorCategory.EXCEPTION:
         return f"exception:{_short_type(failure.exception_type or 'unknown')}"
     return str(failure.category.value)

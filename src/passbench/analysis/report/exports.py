@@ -18,6 +18,7 @@ from passbench.analysis.report.languages import (
     language_header,
     run_cells,
 )
+from passbench.analysis.report.triage import class_line, loss_line, triage_dict
 from passbench.core.scoring import Interval
 
 INSPECT_SCHEMA_VERSION = 1
@@ -128,6 +129,7 @@ def inspection_dict(
         "hard_subset": group_dict(inspection.hard_subset) if inspection.hard_subset else None,
         "pass_at_k_curve": [[k, value] for k, value in inspection.pass_at_k_curve],
         "tasks": [task_dict(row) for row in (inspection.tasks if tasks is None else tasks)],
+        "triage": triage_dict(inspection.triage) if inspection.triage else None,
     }
 
 
@@ -323,6 +325,14 @@ def inspection_markdown(inspection: Inspection, tasks: Sequence[TaskRow]) -> str
             for g in inspection.failures
         ],
     )
+    if inspection.triage is not None:
+        result = inspection.triage
+        lines += ["", "## Failures by cause", "", class_line(result), ""]
+        lines += _md_table(
+            ["class", "what", "samples", "examples"],
+            [(g.cls, g.kind, g.samples, ", ".join(g.tasks)) for g in result.groups],
+        )
+        lines += ["", loss_line(result)]
     if inspection.hard_subset is not None:
         hard = inspection.hard_subset
         lines += [

@@ -26,6 +26,7 @@ from passbench.analysis.report.languages import (
 )
 from passbench.analysis.report.security import security_html
 from passbench.analysis.report.svg import Bar, bar_chart, line_chart
+from passbench.analysis.report.triage import class_line, loss_line
 from passbench.analysis.security.summary import SecuritySummary
 from passbench.stages.results import RunResults
 from passbench.stages.results.taskinfo import TaskCatalog
@@ -67,6 +68,7 @@ def render_report(
             _summary_section(inspection),
             _plots_section(inspection),
             _failures_section(inspection),
+            _triage_section(inspection),
             security_html(security, tools=security_tools) if security is not None else "",
             _tasks_section(inspection),
             '<section id="detail" hidden><h2 id="detail-title"></h2><div id="detail-body"></div>'
@@ -250,6 +252,26 @@ def _failures_section(inspection: Inspection) -> str:
         '<thead><tr><th>category</th><th class="num">samples</th><th class="num">tasks</th>'
         f"<th>examples</th><th>example message</th></tr></thead><tbody>{rows}</tbody></table>"
         "</section>"
+    )
+
+
+def _triage_section(inspection: Inspection) -> str:
+    """Whose failure each failing sample is (model, extraction, environment, harness)."""
+    result = inspection.triage
+    if result is None or not result.failing:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(g.cls)}</td><td>{escape(g.kind)}</td>"
+        f'<td class="num">{g.samples}</td>'
+        f"<td>{', '.join(_task_link(t) for t in g.tasks)}</td></tr>"
+        for g in result.groups
+    )
+    return (
+        '<section id="triage"><h2>Failures by cause</h2>'
+        f'<p>{escape(class_line(result))}</p><table class="grid">'
+        '<thead><tr><th>class</th><th>what</th><th class="num">samples</th>'
+        f"<th>examples</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<p>{escape(loss_line(result))}</p></section>"
     )
 
 

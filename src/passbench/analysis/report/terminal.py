@@ -20,6 +20,7 @@ from passbench.analysis.report.languages import (
     language_header,
     run_cells,
 )
+from passbench.analysis.report.triage import Triage, class_line, loss_line
 from passbench.stages.benchmarks.windows import WindowScore
 
 _STATUS_STYLE = {"pass": "green", "fail": "red", "timeout": "yellow"}
@@ -42,6 +43,8 @@ def inspection_view(
     for note in inspection.summary.notes:
         parts.append(Text(f"note: {note}", style="yellow"))
     parts.append(_failures_table(inspection))
+    if inspection.triage is not None and inspection.triage.failing:
+        parts.append(_triage_table(inspection.triage))
     if inspection.hard_subset is not None:
         parts.append(_groups_table("Hard subset", [inspection.hard_subset], with_interval=True))
     if inspection.by_domain:
@@ -102,6 +105,15 @@ def _failures_table(inspection: Inspection) -> RenderableType:
             group.example_message,
         )
     return table
+
+
+def _triage_table(result: Triage) -> RenderableType:
+    table = Table(title=f"Failures by cause ({class_line(result)})", title_justify="left")
+    for name in ("class", "what", "samples", "examples"):
+        table.add_column(name, justify="right" if name == "samples" else "left")
+    for group in result.groups:
+        table.add_row(group.cls, group.kind, str(group.samples), ", ".join(group.tasks[:3]))
+    return Group(table, Text(loss_line(result)))
 
 
 def _groups_table(title: str, scores: Sequence[GroupScore], *, with_interval: bool) -> Table:

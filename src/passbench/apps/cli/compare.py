@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.console import Console, Group
+from rich.text import Text
 
 from passbench.analysis.report.analysis import inspect_run
 from passbench.analysis.report.compare import RULES, compare_all, unique_names
@@ -17,16 +19,19 @@ from passbench.analysis.report.leaderboard import (
     leaderboard_json,
     leaderboard_markdown,
 )
+from passbench.analysis.report.noise import noise_for_pairs
 from passbench.apps.cli.inspect import data_flags, scoring_flags, scoring_options
 from passbench.apps.cli.options import (
     data_settings,
     date_window,
     model_cutoff_option,
+    report_options,
     resolve_options,
     window_options,
 )
 from passbench.core.errors import InputError
-from passbench.stages.benchmarks import DataSettings
+from passbench.core.taskset import TaskSetIdentity, check_same_task_set, identity_from_meta
+from passbench.stages.benchmarks import DataSettings, benchmark_names, get_benchmark
 from passbench.stages.benchmarks import windows as dates
 from passbench.stages.results import RunResults, load_results
 from passbench.stages.results.taskinfo import TaskCatalog, load_catalog
@@ -42,15 +47,7 @@ _LEADERBOARD_SUFFIXES = {
 
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the comparison here instead of the terminal.",
-)
+@report_options(FORMATS, "Write the comparison here instead of the terminal.")
 @click.option(
     "--leaderboard",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -98,11 +95,17 @@ def compare(
     limit: int = resolved["limit"]
     window = date_window(flags)
     loaded = [load_results(path) for path in results]
+    # runs of different task sets (another version, other bytes) are never ranked together
+    identities = [(str(run.path.name), identity_from_meta(run.meta)) for run in loaded]
+    for warning in check_same_task_set(identities, task_family):
+        click.echo(f"warning: {warning}", err=True)
     if window.cutoff is not None:
         for run in loaded:
             dates.require_dates(run, "model-cutoff")
     runs = [dates.restrict_to_window(run, window) for run in loaded]
     pairs = compare_all(runs, options, rule)
+    # generation (epochs) and execution (flaky verdicts) noise, apart from task sampling
+    noises = noise_for_pairs(runs, pairs, options.confidence)
 
     boards: dict[str, str] = {}
     if output_format.startswith("leaderboard-") or leaderboard is not None:
@@ -135,16 +138,36 @@ def compare(
     elif output_format == "json":
         names = unique_names(runs)
         described = [_run_dict(name, run, options) for name, run in zip(names, runs, strict=True)]
-        _emit(compare_json(described, pairs), output)
+        document = json.loads(compare_json(described, pairs))
+        for pair_dict, noise in zip(document["pairs"], noises, strict=True):
+            pair_dict["run_to_run_noise"] = noise.to_json()
+        _emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n", output)
     elif output_format == "markdown":
-        _emit(compare_markdown(pairs, limit), output)
+        notes = [f"- {p.a} vs {p.b}: {n.summary}" for p, n in zip(pairs, noises, strict=True)]
+        text = compare_markdown(pairs, limit)
+        _emit(text + "\n## Run-to-run noise\n\n" + "\n".join(notes) + "\n", output)
     else:
-        view = compare_view(pairs, limit)
+        view = Group(
+            compare_view(pairs, limit),
+            *(
+                Text(f"Run-to-run noise, {p.a} vs {p.b}: {n.summary}")
+                for p, n in zip(pairs, noises, strict=True)
+            ),
+        )
         if output is None:
             Console().print(view)
         else:
             with output.open("w", encoding="utf-8") as handle:
                 Console(file=handle, width=120, no_color=True).print(view)
+
+
+def task_family(identity: TaskSetIdentity) -> str:
+    """The tasks a task set is a version of: a corrected re-release (BigCodeBench+) is a
+    version of the benchmark it corrects, so the two are never ranked together."""
+    if identity.benchmark not in benchmark_names():
+        return identity.benchmark
+    original = get_benchmark(identity.benchmark).corrects(identity.version)
+    return original.benchmark if original is not None else identity.benchmark
 
 
 def _summaries(
@@ -169,6 +192,7 @@ def _run_dict(name: str, run: RunResults, options: Any) -> dict[str, Any]:
         "name": name,
         "path": str(run.path),
         "benchmark": run.benchmark,
+        "task_set": identity.to_json() if (identity := identity_from_meta(run.meta)) else None,
         "language": benchmark_language(run.benchmark),
         "n_tasks": len(counts),
         "pass_at_k": scoring.pass_at_k_table(counts, options.ks),

@@ -26,7 +26,7 @@ from passbench.analysis.report.corrections import (
 from passbench.apps.cli._progress import RichProgress
 from passbench.apps.cli.evaluate import evaluate as evaluate_command
 from passbench.apps.cli.evaluate import evaluate_settings
-from passbench.apps.cli.options import data_settings, resolve_options
+from passbench.apps.cli.options import data_settings, report_options, resolve_options
 from passbench.apps.pipeline import refuse_without_isolation
 from passbench.core.errors import InputError
 from passbench.core.runs import EVAL_RESULTS_SUFFIX
@@ -46,15 +46,7 @@ def _evaluate_params() -> list[click.Parameter]:
 
 @click.command(params=_evaluate_params())
 @click.argument("results", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the report here instead of the terminal.",
-)
+@report_options(FORMATS, "Write the report here instead of the terminal.")
 @click.option(
     "--limit", type=int, help="Changed tasks listed in the table (default and 0: all of them)."
 )

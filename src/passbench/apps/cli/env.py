@@ -12,9 +12,18 @@ from rich.console import Console
 from rich.table import Table
 
 from passbench.apps.cli._progress import RichProgress
-from passbench.apps.cli.options import config_option, resolve_options
-from passbench.core.errors import EnvironmentError_
+from passbench.apps.cli.options import (
+    config_option,
+    data_dir_option,
+    data_settings,
+    resolve_options,
+    task_selection,
+    tasks_option,
+)
+from passbench.core.errors import EnvironmentError_, UnknownNameError
 from passbench.core.settings import Resolved
+from passbench.stages.benchmarks import TaskEnvironments, environment_benchmarks, get_benchmark
+from passbench.stages.benchmarks.selection import select_tasks
 from passbench.stages.evalenv import check_env, create_env, locate_env, spec_names, verify_manifest
 from passbench.stages.evalenv.check import CheckItem, EnvReport
 from passbench.stages.evalenv.location import env_path
@@ -22,6 +31,22 @@ from passbench.stages.evalenv.nltk_data import NLTK_DIR_NAME, missing_packages
 from passbench.stages.evalenv.specs import get_spec
 
 _NAME = click.argument("name", default="bigcodebench", type=click.Choice(spec_names()))
+#: `env check`/`env create`: an environment's name, or a benchmark that builds its own per task
+_ANY_NAME = click.argument("name", default="bigcodebench", metavar="NAME")
+_SELECTION = (
+    click.option("--version", default=None, help="The benchmark's version (per-task envs)."),
+    click.option("--subset", default=None, help="Only this subset's tasks (per-task envs)."),
+    tasks_option,
+    data_dir_option,
+)
+
+
+def _selection(function: Any) -> Any:
+    for option in reversed(_SELECTION):
+        function = option(function)
+    return function
+
+
 #: `env check multipl-e`: the MultiPL-E languages' system toolchains, not an environment
 _TOOLCHAINS = "multipl-e"
 _PATH = click.option(
@@ -40,8 +65,9 @@ def env() -> None:
 
 
 @env.command()
-@_NAME
+@_ANY_NAME
 @_PATH
+@_selection
 @click.option(
     "--python",
     "python",
@@ -70,11 +96,19 @@ def env() -> None:
 def create(ctx: click.Context, /, name: str, **options: Any) -> None:
     """Build environment NAME from the lock file shipped with passbench (idempotent).
 
+    NAME is an environment, or a benchmark that builds one per task (SWE-bench: one per
+    instance lock, cached by its sha256; --subset/--tasks choose the instances; an interrupted
+    run resumes, each build being published whole or not at all).
+
     With PASSBENCH_OFFLINE nothing is downloaded: pip installs only from what --pip-arg
     points it to (--find-links DIR; pip's --no-index is added), and NLTK data must come from
     the local folder (or be in the environment already).
     """
     console = Console(stderr=True)
+    hook = _hook(name)
+    if hook is not None:
+        _create_task_environments(ctx, name, hook, options, console)
+        return
     resolved = resolve_options(ctx, "env", options)
     path: Path | None = resolved["env_dir"]
     nltk_source = _nltk_source(resolved)
@@ -153,18 +187,10 @@ def _offline_nltk_error(
     )
 
 
-def _check_names() -> tuple[str, ...]:
-    """Environments, `multipl-e`, and every benchmark (one whose programs need toolchains
-    reports them, per language, with the tasks that cannot run here)."""
-    from passbench.stages.benchmarks import benchmark_names
-
-    names = (*spec_names(), _TOOLCHAINS)
-    return (*names, *(name for name in benchmark_names() if name not in names))
-
-
 @env.command()
-@click.argument("name", default="bigcodebench", type=click.Choice(_check_names()))
+@_ANY_NAME
 @_PATH
+@_selection
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--skip-imports", is_flag=True, help="Skip the (slow) import of every module.")
 @config_option
@@ -173,10 +199,20 @@ def check(ctx: click.Context, /, name: str, **options: Any) -> None:
     """Report what environment NAME lacks; exit code 1 when anything is missing.
 
     `multipl-e` checks the system toolchains MultiPL-E's and HumanEval-X's languages build and
-    run with; a benchmark's name, the toolchains its programs need and which of its tasks
-    cannot run here and why."""
-    if name == _TOOLCHAINS or name not in spec_names():
-        report = _toolchain_report() if name == _TOOLCHAINS else _benchmark_report(name)
+    run with. A benchmark that builds environments per task (SWE-bench) reports, per
+    repository and task, what can be evaluated here, how faithfully, whether its environment
+    is built, and why not (--subset/--tasks choose the tasks); any other benchmark, the
+    toolchains its programs need and which of its tasks cannot run here and why."""
+    if _toolchain_benchmark(name):
+        _show(_benchmark_report(name), options["as_json"])
+        return
+    hook = _hook(name)
+    if hook is not None:
+        report = hook.check(_selected_tasks(ctx, name, options), options["path"])
+        _show(report, options["as_json"])
+        return
+    if name == _TOOLCHAINS:
+        report = _toolchain_report()
         if options["as_json"]:
             click.echo(json.dumps(_report_json(report), indent=2))
         else:
@@ -247,6 +283,73 @@ def info(ctx: click.Context, /, name: str, **options: Any) -> None:
     click.echo(json.dumps(record, indent=2))
 
 
+def _hook(name: str) -> TaskEnvironments | None:
+    """The per-task environments of benchmark NAME; None for a named environment. An unknown
+    name is an error listing every valid one."""
+    if name in spec_names() or name == _TOOLCHAINS:
+        return None
+    valid = (*spec_names(), _TOOLCHAINS, *environment_benchmarks())
+    try:
+        hook = get_benchmark(name).task_environments()
+    except UnknownNameError:
+        hook = None
+    if hook is None:
+        raise click.BadParameter(f"{name!r} is not one of {', '.join(valid)}", param_hint="NAME")
+    return hook
+
+
+def _selected_tasks(ctx: click.Context, name: str, options: dict[str, Any]) -> list[Any]:
+    resolved = resolve_options(ctx, "tasks", options)
+    bench = get_benchmark(name)
+    with RichProgress(Console(stderr=True)) as progress:  # shows only when data downloads
+        loaded = bench.load(
+            options["version"],
+            options["subset"] or "full",
+            data=data_settings(resolved),
+            progress=progress,
+        )
+    selection = task_selection(options)
+    return list(select_tasks(loaded.tasks, selection.task_ids, selection.id_range))
+
+
+def _show(report: EnvReport, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(_report_json(report), indent=2))
+    else:
+        _print_report(report, Console())
+    if not report.ok:
+        sys.exit(1)
+
+
+def _create_task_environments(
+    ctx: click.Context, name: str, hook: TaskEnvironments, options: dict[str, Any], console: Console
+) -> None:
+    tasks = _selected_tasks(ctx, name, options)
+    offline = resolve_options(ctx, "env", options).paths.offline
+    pip_args = tuple(options["pip_args"])
+    if offline and "--no-index" not in pip_args:
+        pip_args += ("--no-index",)
+    verbose = options["verbose"]
+    with RichProgress(console) as progress:
+        report = hook.create(
+            tasks,
+            options["path"],
+            force=options["force"],
+            pip_args=pip_args,
+            progress=progress,
+            on_output=(lambda line: console.print(line, markup=False, highlight=False))
+            if verbose
+            else None,
+        )
+    environments = [item for item in report.items if item.kind == "environment"]
+    if report.items and not any(item.ok for item in environments):
+        first = report.problems[0]
+        raise EnvironmentError_(f"{name}: nothing built: {first.name} {first.detail}")
+    _print_report(report, console)
+    if not report.ok:
+        sys.exit(1)
+
+
 def _report_json(report: EnvReport) -> dict[str, object]:
     return {
         "name": report.name,
@@ -275,6 +378,16 @@ def _toolchain_report() -> EnvReport:
             items.append(CheckItem("program", f"{language.key}: {tool}", where is not None, detail))
     items += _humaneval_x_items()
     return EnvReport(_TOOLCHAINS, Path("/usr/bin"), tuple(items))
+
+
+def _toolchain_benchmark(name: str) -> bool:
+    """NAME is a benchmark (not an environment) without per-task environments: `env check`
+    reports its `toolchain_checks`."""
+    from passbench.stages.benchmarks import benchmark_names
+
+    if name in spec_names() or name == _TOOLCHAINS or name not in benchmark_names():
+        return False
+    return get_benchmark(name).task_environments() is None
 
 
 def _benchmark_report(name: str) -> EnvReport:

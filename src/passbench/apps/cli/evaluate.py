@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,23 @@ from passbench.stages.evaluate import (
 )
 @click.option("--no-gt", is_flag=True, help="Skip the ground-truth check (official --no_gt).")
 @click.option(
+    "--runs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Execute every sample (or, with --ground-truth, every reference) this many times: "
+    "samples whose verdicts differ are reported flaky; unstable references are quarantined. "
+    "pass@k counts the first run.",
+)
+@click.option(
+    "--epochs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="The samples are this many independent generations per task (run: generate them): "
+    "pass@1 per epoch, and their mean with a confidence interval.",
+)
+@click.option(
     "--no-resume", is_flag=True, help="Re-run samples the journal already has verdicts for."
 )
 @click.option(
@@ -170,13 +188,14 @@ def evaluate_settings(
 def settings_from(resolved: Resolved, options: Mapping[str, Any]) -> EvaluateSettings:
     """EvaluateSettings from resolved settings (of `evaluate` or `run`) and the options that
     are not settings (samples, task selection, --no-gt, --no-resume)."""
-    return pipeline_settings(
+    settings = pipeline_settings(
         resolved,
         task_selection(options),
         samples=options.get("samples"),
         check_ground_truth=not options["no_gt"],
         resume=not options["no_resume"],
     )
+    return replace(settings, runs=options.get("runs") or 1, epochs=options.get("epochs") or 1)
 
 
 def _title(evaluator: Evaluator) -> str:
@@ -205,7 +224,53 @@ def _print_ground_truth(
             entry = truth.tasks[task_id]
             table.add_row(task_id, entry["status"], entry["category"] or "", entry["reason"][:120])
         console.print(table)
+    if outcome.stability is not None:
+        print_reference_stability(console, outcome.stability)
     console.print(f"Wrote {outcome.path}")
+
+
+def print_reference_stability(console: Console, block: Mapping[str, Any]) -> None:
+    """What a ground-truth stability run (--runs N) found, and which denominator scores use."""
+    unstable = block["unstable_tasks"]
+    colour = "yellow" if unstable else "green"
+    console.print(
+        f"[{colour}]{len(unstable)} unstable references over {block['runs']} runs[/] "
+        "(quarantined: their tasks are left out of every later score on this setup)"
+    )
+    for task_id, counts in unstable.items():
+        console.print(f"  {task_id}: {_counts(counts)}")
+    console.print(f"Score denominator: {block['denominator']}")
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{status} {n}" for status, n in counts.items())
+
+
+def print_run_statistics(console: Console, outcome: EvaluationOutcome, limit: int = 20) -> None:
+    """Flaky samples (--runs) and pass@1 across epochs (--epochs), when measured."""
+    block = outcome.stability
+    if block is not None:
+        flaky = block["flaky_samples"]
+        rate = block["flaky_rate"]
+        console.print(
+            f"[{'yellow' if flaky else 'green'}]{len(flaky)} flaky samples[/] over "
+            f"{block['runs']} runs (flaky rate {100 * (rate or 0):.1f}%; pass@k counts the "
+            f"first run; pass@1 {block['pass@1_if_flaky_fail']:.3f} to "
+            f"{block['pass@1_if_flaky_pass']:.3f} as they fail or pass)"
+        )
+        for item in flaky[:limit]:
+            console.print(
+                f"  {item['task_id']} #{item['sample_index']}: {_counts(item['verdicts'])}"
+            )
+    epochs = outcome.epochs
+    if epochs is not None and epochs.get("pass@1_ci"):
+        low, high = epochs["pass@1_ci"]
+        console.print(
+            f"pass@1 over {epochs['epochs']} epochs: [green]{epochs['pass@1_mean']:.3f}[/] "
+            f"({round(100 * epochs['confidence'])}% CI {low:.3f} to {high:.3f}; per epoch "
+            + ", ".join(f"{value:.3f}" for value in epochs["pass@1_per_epoch"])
+            + ")"
+        )
 
 
 def _print_outcome(console: Console, outcome: EvaluationOutcome, evaluator: Evaluator) -> None:
@@ -231,8 +296,10 @@ def _print_outcome(console: Console, outcome: EvaluationOutcome, evaluator: Eval
     if outcome.quarantined:
         console.print(
             f"[yellow]{len(outcome.quarantined)} tasks quarantined (their references fail the "
-            f"self-check; left out of every score): {', '.join(outcome.quarantined)}[/]"
+            f"self-check or are unstable; left out of every score): "
+            f"{', '.join(outcome.quarantined)}[/]"
         )
+    print_run_statistics(console, outcome)
     console.print(
         f"{outcome.n_samples} samples over {outcome.n_tasks} tasks"
         + (f" ({outcome.reused} verdicts reused from the journal)" if outcome.reused else "")

@@ -204,9 +204,10 @@ def output_files(
     config: ModelConfig,
     selection: Selection,
     output: Path | None,
+    n_samples: int | None = None,
 ) -> SampleFiles:
     """The raw and sanitized sample files: beside --output, else officially named in
-    --output-dir."""
+    --output-dir (with `n_samples` samples per task; default --n-samples)."""
     if output is not None:
         return SampleFiles.beside(output)
     identifier = sample_identifier(
@@ -214,7 +215,7 @@ def output_files(
         selection.benchmark.name,
         selection.loaded.subset,
         selection.split,
-        resolved["n_samples"],
+        n_samples or resolved["n_samples"],
         prefill=options["prefill"],
     )
     return sample_files(resolved["output_dir"], identifier)
@@ -256,6 +257,13 @@ def print_generation(console: Console, outcome: GenerationOutcome, n_tasks: int)
         for reason, keys in sorted(outcome.extraction_failures.items(), key=lambda i: -len(i[1])):
             shown = ", ".join(keys[:8]) + (f", … ({len(keys) - 8} more)" if len(keys) > 8 else "")
             console.print(f"  {len(keys)} × {reason}: {shown}")
+    if outcome.truncated:
+        keys = outcome.truncated
+        shown = ", ".join(keys[:8]) + (f", … ({len(keys) - 8} more)" if len(keys) > 8 else "")
+        console.print(
+            f"[bold yellow]{len(keys)} answers cut short[/] (token limit or unclosed thinking, "
+            f"recorded as truncated): {shown}"
+        )
     console.print(f"Wrote {outcome.files.raw}\nWrote {outcome.files.sanitized}")
 
 

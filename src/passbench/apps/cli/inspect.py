@@ -25,6 +25,7 @@ from passbench.apps.cli.options import (
     data_settings,
     date_window,
     model_cutoff_option,
+    report_options,
     resolve_options,
     window_options,
 )
@@ -103,14 +104,9 @@ def data_flags(command: F) -> F:
     type=click.Path(path_type=Path),
     help="The run's _pass_at_k.json (default: the sibling of RESULTS, when present).",
 )
-@click.option(
-    "--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write here instead of the terminal (html: default <stem>_report.html beside RESULTS).",
+@report_options(
+    FORMATS,
+    "Write here instead of the terminal (html: default <stem>_report.html beside RESULTS).",
 )
 @click.option(
     "--task",
@@ -224,6 +220,9 @@ def inspect(
         run, catalog = contam.without_tasks(run, catalog, flagged, overlap_file)
     inspection = inspect_run(run, catalog, options)
     security = _security(results[0], security_file)
+    from passbench.analysis.report import stability as run_stats
+
+    statistics = run_stats.run_statistics(full_run)
 
     if task_id is not None:
         detail = task_detail(run, inspection, catalog, task_id)
@@ -262,6 +261,7 @@ def inspect(
             document[key] = dates.scores_dict(full_run.path, windows)
         if exclusion is not None and overlap_file is not None:
             document["contamination"] = contam.exclusion_dict(overlap_file, overlap, exclusion)
+        document.update(run_stats.statistics_dict(statistics))  # task set, flaky, epochs
         _emit(to_json(document), output)
     elif output_format == "csv":
         _emit(tasks_csv(rows), output)
@@ -271,6 +271,8 @@ def inspect(
             from passbench.analysis.report.security import security_markdown
 
             text += "\n" + security_markdown(security.summary)
+        if not statistics.empty:
+            text += "\n" + run_stats.statistics_markdown(statistics)
         _emit(text, output)
     elif output_format == "html":
         from passbench.analysis.report.html import render_report
@@ -303,6 +305,8 @@ def inspect(
             from passbench.analysis.report.security import summary_table
 
             view = Group(view, summary_table(security.summary, title=_tools_line(security)))
+        if not statistics.empty:
+            view = Group(view, run_stats.statistics_view(statistics, limit))
         _print(view, output)
 
 

@@ -119,6 +119,29 @@ def window_options(function: F) -> F:
     return since_option(until_option(function))
 
 
+def report_options(formats: tuple[str, ...], output_help: str) -> Callable[[F], F]:
+    """--format (one of `formats`, the first by default) and --output/-o (`output_help`): how
+    the report commands (inspect, compare, corrections) write what they show."""
+
+    def decorate(function: F) -> F:
+        output = click.option(
+            "--output",
+            "-o",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help=output_help,
+        )
+        chosen = click.option(
+            "--format",
+            "output_format",
+            type=click.Choice(formats),
+            default=formats[0],
+            show_default=True,
+        )
+        return chosen(output(function))
+
+    return decorate
+
+
 def selection_options(function: F) -> F:
     """--tasks, --id-range, --since and --until (passbench.stages.benchmarks.selection)."""
     return tasks_option(id_range_option(window_options(function)))

@@ -12,14 +12,17 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 
 from passbench.apps.cli._progress import RichProgress
+from passbench.apps.cli._tries import run_with_tries, tries_params
+from passbench.apps.cli.dryrun import print_dry_run
 from passbench.apps.cli.evaluate import evaluate as evaluate_command
-from passbench.apps.cli.evaluate import settings_from
+from passbench.apps.cli.evaluate import print_run_statistics, settings_from
 from passbench.apps.cli.generate import generate as generate_command
 from passbench.apps.cli.generate import (
     generation_settings,
@@ -32,6 +35,7 @@ from passbench.apps.cli.generate import (
 )
 from passbench.apps.cli.options import resolve_options
 from passbench.apps.pipeline import RunOutcome, refuse_without_isolation, run_pipeline
+from passbench.apps.tries import TriesSettings, check_conversation
 from passbench.stages.benchmarks import check_executable
 
 # evaluate's options that `run` does not take: it evaluates what it generated, into the
@@ -53,14 +57,29 @@ def _shared_params() -> list[click.Parameter]:
     return params
 
 
-@click.command(params=_shared_params())
+@click.command(params=_shared_params() + tries_params())
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the requests, their tokens and cost, and stop: nothing is sent.",
+)
+@click.option(
+    "--prices",
+    "price_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="TOML or JSON file of USD per million tokens by model id (for --dry-run).",
+)
 @click.pass_context
-def run(ctx: click.Context, /, **options: Any) -> None:
+def run(ctx: click.Context, /, dry_run: bool, price_file: Path | None, **options: Any) -> None:
     """Generate samples, sanitize them, evaluate them and report pass@k, in one command."""
     console = Console(stderr=True)
     resolved = resolve_options(ctx, "run", options)
     config = model_config(options, resolved.config)
     selection = select(resolved, options)
+    if dry_run:
+        generation = generation_settings(resolved, options, config, selection.split)
+        print_dry_run(config, list(selection.tasks), generation, price_file)
+        return
     check_executable(selection.benchmark)  # before any request: nothing could be evaluated
     settings = replace(
         settings_from(resolved, options),
@@ -73,14 +92,26 @@ def run(ctx: click.Context, /, **options: Any) -> None:
     )
     # before generating: the samples could not be evaluated
     refuse_without_isolation(settings, resolved.paths)
-    files = output_files(resolved, options, config, selection, None)
+    # --epochs N: N independent generations of --n-samples each, numbered on (epoch e holds
+    # sample indices [e * n, (e + 1) * n)), so every epoch resumes like any run
+    epochs = settings.epochs
+    generation = generation_settings(resolved, options, config, selection.split)
+    generation = replace(generation, n_samples=generation.n_samples * epochs)
+    files = output_files(resolved, options, config, selection, None, generation.n_samples)
+    tries = TriesSettings(resolved["tries"], resolved["feedback_lines"] or None)
+    check_conversation(generation, tries.tries)
+    if tries.tries > 1:
+        if epochs > 1:
+            raise click.UsageError("--tries and --epochs are one at a time: choose one")
+        run_with_tries(resolved, options, generation, settings, files, tries, _print_summary)
+        return
     offline_model_hub(resolved, os.environ)
     cache = open_cache(resolved, options)
     try:
         with RichProgress() as progress:
             outcome = asyncio.run(
                 run_pipeline(
-                    generation_settings(resolved, options, config, selection.split),
+                    generation,
                     settings,
                     resolved.paths,
                     files,
@@ -108,10 +139,12 @@ def _print_summary(console: Console, outcome: RunOutcome) -> None:
         console.print(f"Ground-truth pass rate: [{colour}]{summary.gt_pass_rate:.3f}[/]")
     console.print(
         f"passed {summary.passed}, failed tests {summary.test_failures}, "
-        f"extraction failures {summary.extraction_failures}"
+        f"extraction failures {summary.extraction_failures}, "
+        f"no answer (truncated) {summary.truncated}"
     )
     if evaluation.missing_tasks:
         console.print(f"[yellow]{len(evaluation.missing_tasks)} tasks have no sample[/]")
     for name, value in summary.pass_at_k.items():
         console.print(f"{name}:\t[green]{value:.3f}[/]")
+    print_run_statistics(console, evaluation)
     console.print(f"Wrote {evaluation.eval_results_path}\nWrote {evaluation.pass_at_k_path}")

@@ -365,12 +365,33 @@ _LEADERBOARD: tuple[Setting, ...] = (
     ),
 )
 
+#: `passbench run`'s own: multi-turn runs (apps/tries.py, docs/run.md).
+_TRIES: tuple[Setting, ...] = (
+    _setting(
+        "tries",
+        "integer",
+        1,
+        "Tries per sample: after each, every failing sample is asked again with its test "
+        "output (Aider's protocol); chat models only.",
+        minimum=1,
+    ),
+    _setting(
+        "feedback_lines",
+        "integer",
+        0,
+        "Lines of test output a follow-up request shows (0, the default: every line, as Aider).",
+        minimum=0,
+    ),
+)
+
 #: Every command's settings besides GLOBAL, by command (the config file's table names).
 COMMANDS: dict[str, tuple[Setting, ...]] = {
     "evaluate": _EVALUATE,
     "generate": _GENERATE,
     # `run` is generate then evaluate: generate's settings, and evaluate's it lacks.
-    "run": _GENERATE + tuple(s for s in _EVALUATE if s.key not in {g.key for g in _GENERATE}),
+    "run": _GENERATE
+    + tuple(s for s in _EVALUATE if s.key not in {g.key for g in _GENERATE})
+    + _TRIES,
     "sanitize": (
         _BENCHMARK,
         _VERSION,

@@ -31,7 +31,9 @@ from passbench.stages.benchmarks.base import (
     LoadedBenchmark,
     Original,
     Phase,
+    TaskEnvironments,
     TaskId,
+    TestFeedback,
     ToolCheck,
     check_executable,
     check_split,
@@ -132,6 +134,12 @@ def task_language(task: Task) -> str:
     return get_benchmark(task.benchmark).language_of(task)
 
 
+def environment_benchmarks() -> tuple[str, ...]:
+    """The registered benchmarks that build test environments per task (`task_environments`),
+    which `passbench env check/create` take by their own names."""
+    return tuple(name for name in benchmark_names() if get_benchmark(name).task_environments())
+
+
 def benchmark_toolchains() -> Toolchains:
     """Every registered benchmark's `toolchains()`, merged in registry order without repeats:
     what `passbench image build --with-multipl-e` adds to the runner image."""
@@ -205,7 +213,9 @@ __all__ = [
     "Phase",
     "PromptStyle",
     "ResolvedFile",
+    "TaskEnvironments",
     "TaskId",
+    "TestFeedback",
     "ToolCheck",
     "benchmark_info",
     "benchmark_language",
@@ -215,6 +225,7 @@ __all__ = [
     "check_split",
     "check_subset",
     "check_version",
+    "environment_benchmarks",
     "get_benchmark",
     "ignored_entry_points",
     "load_benchmark",

@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from passbench.core.errors import InputError, UnknownNameError
 from passbench.core.progress import Progress
 from passbench.core.records import ExecResult, Program, Sample, Task
-from passbench.core.runs import RunResults
+from passbench.core.runs import RunResults, SampleResult
+from passbench.core.taskset import DatasetFile, TaskSetIdentity
 from passbench.stages.benchmarks.data import DataFile, DataSettings, ResolvedFile, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle
+from passbench.stages.evalenv.check import EnvReport
 from passbench.stages.sandbox.remote.images import Toolchains
 
 if TYPE_CHECKING:
@@ -43,6 +45,36 @@ def require_name(
             f"unknown {kind} '{value}'{where}; choose one of: {', '.join(valid)}", field=field
         )
     return value
+
+
+@dataclass(frozen=True)
+class TestFeedback:
+    """What a failed attempt's tests said, for a follow-up request (`passbench run --tries`):
+    `output` is the test output as the tests printed it (the run normalises and truncates it
+    as Aider does before the model sees it); `files` are the files the model is to fix, named
+    in Aider's message ("Fix the code in FILES ..."), empty where the answer is not a file."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    output: str
+    files: tuple[str, ...] = ()
+
+
+def recorded_test_output(result: SampleResult) -> str:
+    """The test output a stored verdict keeps: each failing test's text (`details`, the
+    official field; "ALL" for a whole-program error) under its name, else its one-line reason."""
+    parts = []
+    for name, text in result.details.items():
+        text = str(text).rstrip("\n")
+        if name == "ALL":
+            parts.append(text)
+        elif "\n" in text:
+            parts.append(f"{name}:\n{text}")
+        else:
+            parts.append(f"{name}: {text}")
+    if parts:
+        return "\n".join(parts)
+    return result.reason or f"the tests ended with status {result.status}"
 
 
 @dataclass(frozen=True)
@@ -124,6 +156,31 @@ class Original:
     benchmark: str
     version: str
     excluded: tuple[str, ...] = ()
+
+
+class TaskEnvironments(Protocol):
+    """Test environments a benchmark builds per task rather than one per benchmark (SWE-bench:
+    one per instance's lock), for `passbench env check` and `env create`. Both answer with the
+    report `env check` prints: one item per task or environment, ok or not, with why."""
+
+    def check(self, tasks: Sequence[Task], folder: Path | None) -> EnvReport:
+        """What of `tasks` can be evaluated on this machine, how faithfully, and why not."""
+        ...
+
+    def create(
+        self,
+        tasks: Sequence[Task],
+        folder: Path | None,
+        *,
+        force: bool = False,
+        pip_args: Sequence[str] = (),
+        progress: Progress | None = None,
+        on_output: Callable[[str], None] | None = None,
+    ) -> EnvReport:
+        """Build (or find, integrity-checked) the environments `tasks` need under `folder`
+        (None: the default place `evaluate` looks in); each build is atomic, so an interrupted
+        run resumes where it stopped."""
+        ...
 
 
 class Benchmark(Protocol):
@@ -318,10 +375,26 @@ class Benchmark(Protocol):
         here and why (`passbench env check NAME`); () when it needs nothing beyond Python."""
         ...
 
+    def task_environments(self) -> TaskEnvironments | None:
+        """Its per-task test environments (`passbench env check/create NAME`), or None when
+        its programs run in one named environment (`env_name`) or any Python."""
+        ...
+
     def corrects(self, version: str) -> Original | None:
         """The benchmark release whose tasks `version` of this benchmark corrects (a curated
         re-release with fixed specs, tests and references, e.g. BigCodeBench+), or None.
         `passbench corrections` sets the two side by side."""
+        ...
+
+    def test_feedback(self, task: Task, result: SampleResult) -> TestFeedback:
+        """What the tests said about a failed sample, for the follow-up request of
+        `passbench run --tries` (a benchmark with richer test output of its own overrides it)."""
+        ...
+
+    def task_set(self, loaded: LoadedBenchmark) -> TaskSetIdentity:
+        """The identity of the tasks `loaded` holds, as every result records it (benchmark,
+        version, the sha256 of each data file read): runs of different identities are never
+        ranked together."""
         ...
 
 
@@ -570,8 +643,19 @@ class BenchmarkBase:
     def toolchain_checks(self) -> tuple[ToolCheck, ...]:
         return ()
 
+    def task_environments(self) -> TaskEnvironments | None:
+        return None
+
     def corrects(self, version: str) -> Original | None:
         return None  # the benchmark's own tasks, not a correction of another's
+
+    def test_feedback(self, task: Task, result: SampleResult) -> TestFeedback:
+        return TestFeedback(recorded_test_output(result))
+
+    def task_set(self, loaded: LoadedBenchmark) -> TaskSetIdentity:
+        # every file the load read, task file first: what the tasks are made of
+        files = tuple(DatasetFile(file.path.name, file.sha256) for file in loaded.files)
+        return TaskSetIdentity(loaded.benchmark, loaded.version, files)
 
 
 @dataclass(frozen=True)

@@ -247,8 +247,21 @@ class BigCodeBench(BenchmarkBase):
     ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
         if subset != "hard":
             return tasks, ()
-        ids_file = resolve(hard_ids_file(version), data, progress=progress)
-        return select(tasks, parse_hard_ids(ids_file.path), source.path), (ids_file,)
+        ids_file = resolve(hard_ids_file(self.hard_list_version(version)), data, progress=progress)
+        kept = select(
+            tasks,
+            parse_hard_ids(ids_file.path),
+            source.path,
+            allow_missing=self.hard_list_names_excluded_tasks,
+        )
+        return kept, (ids_file,)
+
+    # which release's published Hard list selects the subset, and whether it may name tasks
+    # this task set no longer has
+    hard_list_names_excluded_tasks = False
+
+    def hard_list_version(self, version: str) -> str:
+        return version
 
     def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
         return {
@@ -287,21 +300,11 @@ class BigCodeBenchPlus(BigCodeBench):
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
         return parse_plus_tasks(path)
 
-    def select_subset(
-        self,
-        tasks: tuple[Task, ...],
-        subset: str,
-        version: str,
-        source: ResolvedFile,
-        data: DataSettings,
-        progress: Progress | None,
-    ) -> tuple[tuple[Task, ...], tuple[ResolvedFile, ...]]:
-        if subset != "hard":
-            return tasks, ()
-        # the Hard list of the release it corrects; the tasks it excluded are not in it
-        ids_file = resolve(hard_ids_file(self.original_version), data, progress=progress)
-        kept = select(tasks, parse_hard_ids(ids_file.path), source.path, allow_missing=True)
-        return kept, (ids_file,)
+    # the Hard list of the release it corrects; the tasks it excluded are in that list
+    hard_list_names_excluded_tasks = True
+
+    def hard_list_version(self, version: str) -> str:
+        return self.original_version
 
     @property
     def original_version(self) -> str:

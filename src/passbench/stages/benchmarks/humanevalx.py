@@ -44,12 +44,7 @@ from passbench.core.records import ProcessSpec, Task
 from passbench.stages.benchmarks._fields import RecordReader
 from passbench.stages.benchmarks.base import BenchmarkBase
 from passbench.stages.benchmarks.data import DataFile, read_jsonl
-from passbench.stages.benchmarks.prompting import (
-    END_MARKERS,
-    FENCE_CLOSE_EOS,
-    PromptStyle,
-    identity,
-)
+from passbench.stages.benchmarks.prompting import PromptStyle, other_language_style
 from passbench.stages.sandbox.remote.images import Toolchains
 
 if TYPE_CHECKING:
@@ -443,29 +438,7 @@ def assemble(task: Task, code: str, language: Language) -> str:
 def chat_style(language: Language) -> PromptStyle:
     """The dataset's prompt for base models; for chat models passbench's instruction naming
     the language (the wording MultiPL-E's chat prompts use), with the prompt fenced."""
-    fence = language.fence_names[0]
-
-    def user_message(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
-        return f"{prefix}\n```{fence}\n{task_prompt.strip()}\n```\n"
-
-    def chat_stops(response_prefix: str, prefill: bool) -> tuple[str, ...]:
-        return (*END_MARKERS, FENCE_CLOSE_EOS) if prefill else END_MARKERS
-
-    return PromptStyle(
-        direct=identity,
-        user_message=user_message,
-        direct_stops=language.stops,
-        chat_stops=chat_stops,
-        instruction_prefix=(
-            f"Please provide a self-contained {language.title} program that solves the "
-            "following problem in a markdown code block:"
-        ),
-        response_prefix=(
-            f"Below is a {language.title} program with a self-contained function that solves "
-            "the problem and passes corresponding tests:"
-        ),
-        fence=fence,
-    )
+    return other_language_style(language.title, language.fence_names[0], language.stops)
 
 
 class HumanEvalX(BenchmarkBase):
@@ -536,21 +509,18 @@ class HumanEvalX(BenchmarkBase):
         build = language.build
         if language.key == "cpp" and "162" in task.task_id:  # CodeGeeX's own test: md5
             build = ((*build[0], "-lcrypto", "-lssl"),)
-        return {
-            "source": source,
-            "style": "process",
-            "timeout_s": len(build) * BUILD_TIMEOUT_S + timeout_s + 5.0,
-            "process": ProcessSpec(
-                filename=language.filename,
-                build=build,
-                run=language.run,
-                build_timeout_s=BUILD_TIMEOUT_S,
-                run_timeout_s=timeout_s,
-                output_cap=4096,
-                syntax_markers=language.syntax_markers,
-                pass_rule="silent" if language.pass_rule == "silent" else "exit",
-            ),
-        }
+        spec = ProcessSpec(
+            filename=language.filename,
+            build=build,
+            run=language.run,
+            build_timeout_s=BUILD_TIMEOUT_S,
+            run_timeout_s=timeout_s,
+            output_cap=4096,
+            syntax_markers=language.syntax_markers,
+            pass_rule="silent" if language.pass_rule == "silent" else "exit",
+        )
+        # the worker's own backstop, behind the child's build and run limits
+        return {"source": source, "style": "process", "timeout_s": spec.longest_s, "process": spec}
 
     def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
         """A base model's answer (the prompt and its continuation, no fence) is cut as

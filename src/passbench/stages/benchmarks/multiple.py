@@ -33,12 +33,7 @@ from passbench.core.records import ProcessSpec, Task
 from passbench.stages.benchmarks._fields import json_array_records
 from passbench.stages.benchmarks.base import BenchmarkBase, TaskId
 from passbench.stages.benchmarks.data import DataFile
-from passbench.stages.benchmarks.prompting import (
-    END_MARKERS,
-    FENCE_CLOSE_EOS,
-    PromptStyle,
-    identity,
-)
+from passbench.stages.benchmarks.prompting import PromptStyle, other_language_style
 from passbench.stages.sandbox.remote.images import Toolchains
 
 if TYPE_CHECKING:
@@ -284,37 +279,8 @@ def parse_multiple(path: Path, language: Language, benchmark: str) -> tuple[Task
 
 
 def chat_style(language: Language) -> PromptStyle:
-    """How passbench prompts a model for one MultiPL-E language (see the module docstring).
-
-    Base models: the prompt unchanged, stopping at the language's stop tokens and nothing else.
-    Chat models (passbench's choice; MultiPL-E has none): EvalPlus's wording with the language
-    named and its fence opened, stopping at the end markers, and at a closing fence when the
-    response was prefilled with an opened one; Python's other end markers ("\\nprint(", ...)
-    would cut code in these languages.
-    """
-    fence = language.fence_names[0]
-
-    def user_message(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
-        return f"{prefix}\n```{fence}\n{task_prompt.strip()}\n```\n"
-
-    def chat_stops(response_prefix: str, prefill: bool) -> tuple[str, ...]:
-        return (*END_MARKERS, FENCE_CLOSE_EOS) if prefill else END_MARKERS
-
-    return PromptStyle(
-        direct=identity,
-        user_message=user_message,
-        direct_stops=language.stop_tokens,
-        chat_stops=chat_stops,
-        instruction_prefix=(
-            f"Please provide a self-contained {language.title} program that solves the "
-            "following problem in a markdown code block:"
-        ),
-        response_prefix=(
-            f"Below is a {language.title} program with a self-contained function that solves "
-            "the problem and passes corresponding tests:"
-        ),
-        fence=fence,
-    )
+    """How passbench prompts a model for one MultiPL-E language (see the module docstring)."""
+    return other_language_style(language.title, language.fence_names[0], language.stop_tokens)
 
 
 #: MultiPL-E's task ids: the source benchmark, its task number, the function's name.
@@ -387,21 +353,21 @@ class MultiPLE(BenchmarkBase):
         """`code` (prompt + completion) followed by the task's tests, built and run as
         MultiPL-E does; `timeout_s` is the run's limit."""
         language = self.language
-        builds = len(language.build)
+        spec = ProcessSpec(
+            filename=language.filename,
+            build=language.build,
+            run=language.run,
+            build_timeout_s=language.build_timeout_s,
+            run_timeout_s=timeout_s,
+            output_cap=language.output_cap,
+            syntax_markers=language.syntax_markers,
+        )
         return {
             "source": code + "\n" + task.test,
             "style": "process",
             # the worker's own backstop, behind the child's build and run limits
-            "timeout_s": builds * language.build_timeout_s + timeout_s + 5.0,
-            "process": ProcessSpec(
-                filename=language.filename,
-                build=language.build,
-                run=language.run,
-                build_timeout_s=language.build_timeout_s,
-                run_timeout_s=timeout_s,
-                output_cap=language.output_cap,
-                syntax_markers=language.syntax_markers,
-            ),
+            "timeout_s": spec.longest_s,
+            "process": spec,
         }
 
     def solution_from_completion(self, task: Task, completion: str) -> str:

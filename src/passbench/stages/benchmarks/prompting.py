@@ -85,3 +85,34 @@ def stop_at_fence_in_prefix(response_prefix: str, prefill: bool) -> tuple[str, .
 def identity(text: str) -> str:
     """The task prompt unchanged (BigCodeBench's and MultiPL-E's direct completion)."""
     return text
+
+
+def other_language_style(title: str, fence: str, direct_stops: tuple[str, ...]) -> PromptStyle:
+    """How passbench prompts for a program in another language than Python (MultiPL-E's and
+    HumanEval-X's languages). Base models: the prompt unchanged, stopping at `direct_stops`
+    only. Chat models (passbench's choice; those harnesses have none): EvalPlus's wording with
+    the language `title` named and its `fence` opened, stopping at the end markers, and at a
+    closing fence when the response was prefilled with an opened one; Python's other end
+    markers ("\\nprint(", ...) would cut code in these languages."""
+
+    def user_message(prefix: str, task_prompt: str, split: str, chat_template: bool) -> str:
+        return f"{prefix}\n```{fence}\n{task_prompt.strip()}\n```\n"
+
+    def chat_stops(response_prefix: str, prefill: bool) -> tuple[str, ...]:
+        return (*END_MARKERS, FENCE_CLOSE_EOS) if prefill else END_MARKERS
+
+    return PromptStyle(
+        direct=identity,
+        user_message=user_message,
+        direct_stops=direct_stops,
+        chat_stops=chat_stops,
+        instruction_prefix=(
+            f"Please provide a self-contained {title} program that solves the "
+            "following problem in a markdown code block:"
+        ),
+        response_prefix=(
+            f"Below is a {title} program with a self-contained function that solves "
+            "the problem and passes corresponding tests:"
+        ),
+        fence=fence,
+    )

@@ -6,6 +6,8 @@ Each check is one CheckItem (ok or not, with a line saying why), grouped by kind
     module       every module the benchmark imports, imported by the environment's Python
     nltk         every NLTK data package, in <env>/nltk_data
     program      host programs tasks run (the sandbox shows the host's /usr read-only)
+    repository   a benchmark's per-task environments, summed per repository (SWE-bench)
+    task         one task's environment: what it is built from, whether it is built, why not
 
 Missing things are data in the report, not exceptions: a user wants the whole list at once.
 """
@@ -27,7 +29,7 @@ from passbench.stages.evalenv.metadata import read_metadata
 from passbench.stages.evalenv.nltk_data import NLTK_DIR_NAME, find_package
 from passbench.stages.evalenv.specs import EnvSpec, get_spec, minor_version
 
-CheckKind = Literal["environment", "module", "nltk", "program"]
+CheckKind = Literal["environment", "module", "nltk", "program", "repository", "task"]
 
 #: The PATH samples get besides the environment's own bin folder (see EnvInfo).
 SAMPLE_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"

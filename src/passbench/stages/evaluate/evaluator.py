@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from passbench.core.records import Isolation, Sample, Task
 from passbench.core.samplefile import read_samples, sample_file_stem
 from passbench.core.scoring import pass_at_k_table
 from passbench.core.settings import Paths
+from passbench.core.stability import epoch_score, per_epoch_pass_at_1
 from passbench.stages.benchmarks import (
     LoadedBenchmark,
     check_executable,
@@ -21,7 +23,8 @@ from passbench.stages.benchmarks import (
 )
 from passbench.stages.benchmarks.selection import select_tasks
 from passbench.stages.evalenv import EnvInfo, locate_env
-from passbench.stages.evaluate.execution import Execution
+from passbench.stages.evaluate import stability
+from passbench.stages.evaluate.execution import Execution, weakest
 from passbench.stages.evaluate.judged import ExpectedOutputs, JudgedStyle
 from passbench.stages.evaluate.outcomes import EvaluationOutcome, GroundTruth, GroundTruthOutcome
 from passbench.stages.evaluate.settings import EvaluateSettings
@@ -97,6 +100,8 @@ class Evaluator:
             "subset": settings.subset,
             "dataset_sha256": self.loaded.sha256,
             "dataset_source": str(self.loaded.source),
+            # what compare and the leaderboards check before ranking runs together
+            "task_set": self.benchmark.task_set(self.loaded).to_json(),
             "calibrated": settings.calibrated,
             "isolation": isolation.value,
             # said in so many words in every file: these verdicts could be forged, and the
@@ -135,13 +140,29 @@ class Evaluator:
         """
         output_dir.mkdir(parents=True, exist_ok=True)
         journal_path = output_dir / ".ground_truth.journal.sqlite"
-        truth, isolation = self.style.rerun_ground_truth(journal_path)
-        path = write_ground_truth(
-            output_dir / GROUND_TRUTH_FILE, truth.tasks, self._run_metadata(isolation)
+        runs = self.settings.runs
+        truths, isolation = stability.repeat_ground_truth(
+            self.style.rerun_ground_truth, journal_path, runs
         )
-        for leftover in output_dir.glob(journal_path.name + "*"):
-            leftover.unlink()
-        return GroundTruthOutcome(path=path, ground_truth=truth, isolation=isolation)
+        truth = truths[0]
+        extra = None
+        if runs > 1:  # a stability run: unstable references are quarantined from now on
+            extra = {"stability": stability.reference_stability(truths)}
+            stability.save_quarantine(self.execution, extra["stability"])
+        path = write_ground_truth(
+            output_dir / GROUND_TRUTH_FILE, truth.tasks, self._run_metadata(isolation), extra=extra
+        )
+        for run in range(1, runs + 1):
+            for leftover in output_dir.glob(
+                stability.journal_for_run(journal_path, run).name + "*"
+            ):
+                leftover.unlink()
+        return GroundTruthOutcome(
+            path=path,
+            ground_truth=truth,
+            isolation=isolation,
+            stability=extra["stability"] if extra else None,
+        )
 
     # -- samples ---------------------------------------------------------------------------
 
@@ -193,10 +214,15 @@ class Evaluator:
         target = output_dir if output_dir is not None else samples_path.parent
         target.mkdir(parents=True, exist_ok=True)
         codes = [self._solution_code(selected[sample.task_id], sample) for sample in samples]
-        run = self.style.verdicts(samples, codes, selected, target / f".{stem}.journal.sqlite")
+        journal = journal_path(samples_path, target)
+        run = self.style.verdicts(samples, codes, selected, journal)
+        repeats = stability.repeat_sample_runs(
+            self.style, samples, codes, selected, journal, self.settings.runs
+        )
         truth = run.ground_truth
 
-        metadata = self._run_metadata(run.isolation)
+        isolation = weakest(run.isolation, *(repeat.isolation for repeat in repeats))
+        metadata = self._run_metadata(isolation)
         metadata["samples_file"] = str(samples_path)
         metadata["missing_tasks"] = list(missing)
         if excluded:
@@ -206,6 +232,7 @@ class Evaluator:
             entry = sample_entry(sample, code, result)
             entry.update(fields)
             entries.append(entry)
+        runs_block = stability.add_run_counts(entries, run, repeats)[0] if repeats else None
         # a benchmark whose references must pass a self-check (CWEval's oracles) leaves the
         # tasks that fail it out of every score
         quarantined = (
@@ -213,6 +240,13 @@ class Evaluator:
             if truth is not None and self.benchmark.quarantine_failed_references
             else {}
         )
+        # references a stability run of the ground truth found unstable (--ground-truth --runs)
+        unstable = {
+            task_id: why
+            for task_id, why in stability.load_quarantine(self.execution).items()
+            if task_id in selected and task_id not in quarantined
+        }
+        quarantined = {**quarantined, **unstable}
         scored = [entry for entry in entries if entry["task_id"] not in quarantined]
         counts: dict[str, tuple[int, int]] = {}
         for entry in scored:
@@ -222,6 +256,14 @@ class Evaluator:
         extra: dict[str, Any] = {"gt_failures": truth.failures()} if truth else {}
         if quarantined:
             extra["quarantined_tasks"] = quarantined
+            extra["score_denominator"] = (
+                f"{len(counts)} tasks: the tasks with samples, less {len(quarantined)} "
+                "quarantined (left out of numerator and denominator)"
+            )
+        if runs_block is not None:
+            extra["stability"] = runs_block
+        if self.settings.epochs > 1:
+            extra["epochs"] = epoch_block(scored, self.settings.epochs)
         # more scores than pass@k (CWEval: func@k, func-sec@k, secure_given_functional)
         own_scores = self.benchmark.extra_scores(scored, self.settings.pass_k)
         extra.update(own_scores)
@@ -257,6 +299,25 @@ class Evaluator:
             missing_tasks=missing,
             excluded_tasks=excluded,
             ground_truth=truth,
-            isolation=run.isolation,
+            isolation=isolation,
             reused=run.reused,
+            stability=runs_block,
+            epochs=extra.get("epochs"),
         )
+
+
+def journal_path(samples_path: Path, output_dir: Path) -> Path:
+    """Where the evaluation of `samples_path` into `output_dir` journals its verdicts."""
+    return output_dir / f".{sample_file_stem(samples_path)}.journal.sqlite"
+
+
+def epoch_block(entries: Sequence[Mapping[str, Any]], epochs: int) -> dict[str, Any]:
+    """pass@1 per epoch and across epochs (core/stability.py), for the pass@k file: epoch e
+    holds each task's sample indices [e * n, (e + 1) * n), n the samples per task per epoch."""
+    highest = max((int(entry.get("sample_index", 0)) for entry in entries), default=0)
+    per_epoch_n = max(1, -(-(highest + 1) // epochs))  # ceil: n samples per task per epoch
+    rows = [
+        (str(e["task_id"]), int(e.get("sample_index", 0)), e["status"] == "pass") for e in entries
+    ]
+    score = epoch_score(per_epoch_pass_at_1(rows, epochs, per_epoch_n))
+    return {"samples_per_epoch": per_epoch_n, **score.to_json()}

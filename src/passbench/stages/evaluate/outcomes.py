@@ -76,6 +76,10 @@ class EvaluationOutcome:
     quarantined: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # tasks with samples that the benchmark's version excluded from the release it corrects
     excluded_tasks: tuple[str, ...] = ()
+    # --runs N: the pass@k file's `stability` block (flaky samples, flaky rate, bounds)
+    stability: Mapping[str, Any] | None = None
+    # --epochs N: pass@1 per epoch, their mean and interval (the pass@k file's `epochs`)
+    epochs: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ class GroundTruthOutcome:
     path: Path
     ground_truth: GroundTruth
     isolation: Isolation
+    # --runs N: ground_truth.json's `stability` block (unstable references, quarantined)
+    stability: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,11 @@ class EvaluateSettings:
     token: str | None = field(default=None, repr=False)  # remote backends: bearer token
     # remote backends: this fraction of what the backend ran is run again here and compared
     verify_fraction: float = 0.0
+    # every sample (or reference) executed this many times: flaky verdicts (stability.py)
+    runs: int = 1
+    # the samples are this many independent generations per task (`run --epochs`): sample i
+    # belongs to epoch i // (samples per task / epochs); pass@1 gets an interval across them
+    epochs: int = 1
 
     def timeout_per_task(self, default_s: float) -> float:
         """The per-task limit: the one asked for, else the benchmark's official default."""

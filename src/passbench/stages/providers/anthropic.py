@@ -3,7 +3,8 @@
 One sample per call (the API has no `n`). An assistant prefill is sent as the final assistant
 turn, without trailing whitespace, which the API refuses. `thinking_budget` turns on extended
 thinking; `reasoning_effort` is sent as `output_config.effort`; thinking blocks are not part of
-the completion text. Sampling parameters the installed SDK does not name are sent in the body;
+the completion text: they are kept as the
+choice's reasoning. Sampling parameters the installed SDK does not name are sent in the body;
 a model that refuses one says so in a 400 and the runner stops sending it.
 
 Options: default_headers, extra_body (a table merged into every request).
@@ -29,6 +30,16 @@ from passbench.stages.providers.sdkerrors import reading_response, translate_sdk
 
 NAME = "anthropic"
 DEFAULT_MAX_TOKENS = 4096  # the API requires max_tokens; used when the config sets none
+
+
+def _thinking(block: Any) -> str:
+    """A content block's thinking: a thinking block's text; a redacted one (encrypted, so
+    unreadable) is marked, so the record shows the model did think."""
+    if block.type == "thinking":
+        return str(getattr(block, "thinking", "") or "")
+    if block.type == "redacted_thinking":
+        return "[redacted thinking]"
+    return ""
 
 
 class AnthropicProvider:
@@ -98,10 +109,17 @@ class AnthropicProvider:
             raise translate_sdk_error(self._sdk, error, sent=sent) from error
         with reading_response(NAME):
             text = "".join(block.text for block in raw.content if block.type == "text")
+            thinking = "\n\n".join(_thinking(block) for block in raw.content)
             if not raw.content:
                 raise ProviderCallError("response has no content", kind="malformed")
             return ProviderResponse(
-                choices=(Choice(text=text, finish_reason=raw.stop_reason),),
+                choices=(
+                    Choice(
+                        text=text,
+                        finish_reason=raw.stop_reason,
+                        reasoning=thinking.strip("\n"),
+                    ),
+                ),
                 input_tokens=int(raw.usage.input_tokens or 0),
                 output_tokens=int(raw.usage.output_tokens or 0),
                 model=raw.model or None,

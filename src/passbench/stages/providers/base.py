@@ -125,6 +125,9 @@ class Choice:
 
     text: str
     finish_reason: str | None = None
+    # thinking the API returned apart from the answer (reasoning_content, thinking blocks,
+    # thought parts); never part of `text`
+    reasoning: str = ""
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,8 @@ class CachedSample:
     output_tokens: int
     cost_usd: float | None
     latency_s: float
+    reasoning: str = ""  # rows cached before reasoning was kept have none
+    truncated: str = ""
 
 
 def cache_key(

@@ -1,7 +1,8 @@
 """Google Gemini through the official `google-genai` SDK (generateContent).
 
 Several samples per call through `candidate_count`; `thinking_budget` is sent as the thinking
-config, and thought parts are not part of the completion text. The SDK is given an httpx client
+config, and thought parts are not part of the completion text: they are kept as the
+choice's reasoning. The SDK is given an httpx client
 of ours, so it never picks aiohttp just because that happens to be installed, and its own
 retries are switched off (one attempt): the runner retries.
 
@@ -59,6 +60,11 @@ def _translate(genai: ModuleType, error: Exception, sent: list[str]) -> Provider
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
+
+
+def _parts(candidate: Any) -> list[Any]:
+    content = candidate.content
+    return list(content.parts) if content and content.parts else []
 
 
 class GoogleProvider:
@@ -133,11 +139,8 @@ class GoogleProvider:
                 raise ProviderCallError("response has no candidates", kind="malformed")
             choices = tuple(
                 Choice(
-                    text="".join(
-                        part.text or ""
-                        for part in (c.content.parts if c.content and c.content.parts else [])
-                        if not part.thought
-                    ),
+                    text="".join(part.text or "" for part in _parts(c) if not part.thought),
+                    reasoning="".join(part.text or "" for part in _parts(c) if part.thought),
                     finish_reason=str(
                         c.finish_reason.value
                         if hasattr(c.finish_reason, "value")

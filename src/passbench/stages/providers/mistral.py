@@ -39,6 +39,17 @@ def _sdk() -> tuple[Any, ModuleType]:
         return module.Mistral, importlib.import_module("mistralai.models")
 
 
+def _thinking(content: Any) -> str:
+    """The text of a message's thinking chunks (Magistral): each holds a list of text chunks."""
+    if content is None or isinstance(content, str):
+        return ""
+    parts: list[str] = []
+    for chunk in content:
+        if getattr(chunk, "type", None) == "thinking":
+            parts.extend(getattr(inner, "text", "") or "" for inner in chunk.thinking or [])
+    return "".join(parts)
+
+
 def _text(content: Any) -> str:
     if content is None:
         return ""
@@ -121,7 +132,11 @@ class MistralProvider:
             if raw is None or not raw.choices:
                 raise ProviderCallError("response has no choices", kind="malformed")
             choices = tuple(
-                Choice(text=_text(c.message.content), finish_reason=str(c.finish_reason))
+                Choice(
+                    text=_text(c.message.content),
+                    finish_reason=str(c.finish_reason),
+                    reasoning=_thinking(c.message.content),
+                )
                 for c in sorted(raw.choices, key=lambda c: c.index or 0)
             )
             usage = raw.usage

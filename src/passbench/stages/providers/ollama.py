@@ -107,7 +107,16 @@ class OllamaProvider:
             if text is None:
                 raise ProviderCallError("response has no content", kind="malformed")
             return ProviderResponse(
-                choices=(Choice(text=text, finish_reason=raw.done_reason),),
+                choices=(
+                    Choice(
+                        text=text,
+                        finish_reason=raw.done_reason,
+                        # with `think`, the thinking comes beside the answer, never inside it
+                        reasoning=str(
+                            (raw.message.thinking if request.messages else raw.thinking) or ""
+                        ),
+                    ),
+                ),
                 input_tokens=int(raw.prompt_eval_count or 0),
                 output_tokens=int(raw.eval_count or 0),
                 model=raw.model or None,

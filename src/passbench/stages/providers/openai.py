@@ -44,6 +44,17 @@ OFFICIAL_SAMPLING_TOP_P = 0.95
 _PREFILL_BODY = {"continue_final_message": True, "add_generation_prompt": False}
 
 
+def _reasoning(message: Any) -> str:
+    """The thinking a compatible server sends beside the answer: `reasoning_content` (DeepSeek,
+    SGLang, vLLM before 0.10) or `reasoning` (vLLM since, OpenRouter). The SDK keeps fields it
+    does not declare as attributes of the message."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(message, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 class OpenAIProvider:
     name = NAME
 
@@ -124,6 +135,7 @@ class OpenAIProvider:
                 Choice(
                     text=(c.message.content or "") if use_chat else (c.text or ""),
                     finish_reason=c.finish_reason,
+                    reasoning=_reasoning(c.message) if use_chat else "",
                 )
                 for c in sorted(raw.choices, key=lambda c: c.index or 0)
             )

@@ -24,6 +24,7 @@ from passbench.core.progress import NullProgress, Progress
 from passbench.core.records import Completion, Prompt, Usage
 from passbench.stages.providers.base import (
     Capabilities,
+    Choice,
     GenerationParams,
     Provider,
     ProviderCallError,
@@ -34,6 +35,7 @@ from passbench.stages.providers.cache import CachedSample, ResponseCache, cache_
 from passbench.stages.providers.config import ModelConfig
 from passbench.stages.providers.failures import classify
 from passbench.stages.providers.ratelimit import RateLimiter
+from passbench.stages.providers.reasoning import separate
 from passbench.stages.providers.retry import RetryPolicy
 
 
@@ -128,9 +130,11 @@ class ModelRunner:
     # ---- public API ---------------------------------------------------------------------
 
     async def iter_completions(
-        self, prompts: Sequence[Prompt], n_samples: int = 1
+        self, prompts: Sequence[Prompt], n_samples: int = 1, *, first_index: int = 0
     ) -> AsyncIterator[Completion]:
-        """Yield each sample's Completion as soon as it exists (cached ones first)."""
+        """Yield each sample's Completion as soon as it exists (cached ones first). The samples
+        of each prompt are numbered from `first_index` (a follow-up request continues one
+        sample's own conversation, and keeps its index, its seed and its cache key)."""
         if n_samples < 1:
             raise ValueError("n_samples must be at least 1")
         self.progress.start(len(prompts) * n_samples, f"{self.provider.name}:{self.provider.model}")
@@ -138,7 +142,7 @@ class ModelRunner:
         jobs: list[_Job] = []
         try:
             for prompt in prompts:
-                cached, job = self._plan(prompt, n_samples)
+                cached, job = self._plan(prompt, n_samples, first_index)
                 for completion in cached:
                     self.usage.cached_samples += 1
                     yield completion
@@ -187,7 +191,9 @@ class ModelRunner:
             timeout_s=self.timeout_s,
         )
 
-    def _plan(self, prompt: Prompt, n_samples: int) -> tuple[list[Completion], _Job | None]:
+    def _plan(
+        self, prompt: Prompt, n_samples: int, first_index: int = 0
+    ) -> tuple[list[Completion], _Job | None]:
         request = self._request_for(prompt)
         prompt_key = {
             "text": request.text,
@@ -207,7 +213,7 @@ class ModelRunner:
                 prompt=prompt_key,
                 sample_index=index,
             )
-            for index in range(n_samples)
+            for index in range(first_index, first_index + n_samples)
         }
         cached: list[Completion] = []
         missing: list[int] = []
@@ -387,18 +393,20 @@ class ModelRunner:
         completions: list[Completion] = []
         rows: list[tuple[str, CachedSample]] = []
         for position, index in enumerate(indices):
-            choice = response.choices[position]
+            choice = separate(response.choices[position])
             cost = self._cost(inputs[position], outputs[position])
             completion = Completion(
                 task_id=job.prompt.task_id,
                 sample_index=index,
-                text=choice.text,
+                text=choice.answer,
                 model=model,
                 provider=self.provider.name,
                 params=params,
                 usage=Usage(inputs[position], outputs[position], cost),
                 latency_s=latency,
-                finish_reason=choice.finish_reason,
+                finish_reason=response.choices[position].finish_reason,
+                reasoning=choice.reasoning,
+                truncated=choice.truncated,
             )
             completions.append(completion)
             rows.append((job.keys[index], self._to_cache(completion)))
@@ -424,19 +432,28 @@ class ModelRunner:
             output_tokens=completion.usage.output_tokens,
             cost_usd=completion.usage.cost_usd,
             latency_s=completion.latency_s,
+            reasoning=completion.reasoning,
+            truncated=completion.truncated,
         )
 
     def _from_cache(self, prompt: Prompt, index: int, hit: CachedSample) -> Completion:
+        # a row cached before thinking was kept apart still has it inline: separate it now
+        # (a no-op on newer rows, whose text is the answer alone)
+        choice = separate(
+            Choice(text=hit.text, finish_reason=hit.finish_reason, reasoning=hit.reasoning)
+        )
         return Completion(
             task_id=prompt.task_id,
             sample_index=index,
-            text=hit.text,
+            text=choice.answer,
             model=hit.model,
             provider=self.provider.name,
             params=hit.params,
             usage=Usage(hit.input_tokens, hit.output_tokens, hit.cost_usd),
             latency_s=hit.latency_s,
             finish_reason=hit.finish_reason,
+            reasoning=choice.reasoning,
+            truncated=hit.truncated or choice.truncated,
         )
 
     def _warn_once(self, key: str, message: str) -> None:

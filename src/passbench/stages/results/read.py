@@ -315,6 +315,9 @@ def _read_sample(task_id: str, position: int, item: Any, path: Path, where: str)
         multipl_e_status=_optional(item, "multipl_e_status", str, path, where),
         functional=_optional_flag(item, "functional", path, where),
         secure=_optional_flag(item, "secure", path, where),
+        raw_solution=_optional(item, "raw_solution", str, path, where),
+        truncated=_optional(item, "truncated", str, path, where) or None,
+        sanitize_error=_optional(item, "sanitize_error", str, path, where) or None,
     )
 
 

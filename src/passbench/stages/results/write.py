@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from passbench.core.records import RESULT_SCHEMA_VERSION, ExecResult, Sample
-from passbench.core.runs import EVAL_RESULTS_SUFFIX, PASS_AT_K_SUFFIX
+from passbench.core.runs import EVAL_RESULTS_SUFFIX, NO_ANSWER_TRUNCATED, PASS_AT_K_SUFFIX
 from passbench.core.samplefile import write_json_atomic
 from passbench.core.version import __version__
 from passbench.stages.benchmarks import benchmark_names
@@ -89,6 +89,13 @@ def sample_entry(sample: Sample, solution: str, result: ExecResult) -> dict[str,
         entry["multipl_e_status"] = status
     if sample.raw_solution is not None:
         entry["raw_solution"] = sample.raw_solution
+    if sample.sanitize_error:
+        entry["sanitize_error"] = sample.sanitize_error
+    if sample.truncated:
+        # run all the same, so pass@k is the official one; a failure is labelled, not a test's
+        entry["truncated"] = sample.truncated
+        if result.status != "pass":
+            entry["verdict"] = NO_ANSWER_TRUNCATED
     return entry
 
 

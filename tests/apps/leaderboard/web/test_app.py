@@ -72,6 +72,52 @@ def _shown(browser: Browser, first: str) -> list[list[str]]:
     return rows
 
 
+def _pick_board(browser: Browser, store: Store, key: str) -> None:
+    """Open the Board list and click the board `key`, as a reader does."""
+    with store.transaction() as session:
+        label = next(v.label for v in boards.views(session) if v.key == key)
+    with_label = f"li[role=option][aria-label={label!r}]"
+    browser.click("#view input")
+    browser.wait_for(f"!!document.querySelector({with_label!r})")
+    browser.click(with_label)
+
+
+def test_the_first_screen_leads_with_the_table(server: str, browser: Browser) -> None:
+    """At 1400 × 1000 the ranking is on the first screen, under one bar of filters, and no
+    header is broken into a letter per line."""
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+    )
+    try:
+        browser.open(server + "?view=bigcodebench-hard-complete")
+        browser.wait_for("document.querySelectorAll('#board [role=gridcell]').length > 20", 60)
+        top, rows_visible, headers = browser.evaluate(
+            """(() => {
+              const board = document.querySelector('#board').getBoundingClientRect();
+              const cells = [...document.querySelectorAll('#board [role=gridcell][data-row]')];
+              const visible = new Set(cells.filter(c => c.getBoundingClientRect().bottom
+                <= window.innerHeight).map(c => c.dataset.row));
+              const heads = [...document.querySelectorAll('#board thead th')].map(th => {
+                const r = th.getBoundingClientRect();
+                return [th.innerText.trim(), r.height];
+              });
+              return [board.top, visible.size, heads];
+            })()"""
+        )
+    finally:
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1400, "height": 1800, "deviceScaleFactor": 1, "mobile": False},
+        )
+    assert top < 300, f"the table starts at y = {top:.0f}"
+    assert rows_visible >= 10
+    named = {text: height for text, height in headers if text}
+    assert "Clean pass@1 %" in named
+    lowest = min(named.values())
+    assert all(height < 2 * lowest for height in named.values()), named
+
+
 def test_the_board_shows_the_store_and_is_drawn(
     server: str, browser: Browser, filled: tuple[Store, dict[str, int]]
 ) -> None:
@@ -136,9 +182,9 @@ def test_picking_a_board_and_typing_a_filter_rewrite_the_board_and_the_address(
     browser.wait_for("location.search === '?view=bigcodebench-full-complete'")
 
     rows = _board(store, "bigcodebench-hard-instruct")
-    browser.click("#view input[value='bigcodebench-hard-instruct']")
+    _pick_board(browser, store, "bigcodebench-hard-instruct")
     _count(browser, f"{len(rows)} of {len(rows)} rows shown · 0 hidden by filters")
-    browser.type("#q textarea", "llama")
+    browser.type("#q input", "llama")
     expected, hidden = BoardState(q="llama").apply(rows)
     _count(browser, f"{len(expected)} of {len(rows)} rows shown · {hidden} hidden by filters")
     browser.wait_for("location.search === '?view=bigcodebench-hard-instruct&q=llama'")

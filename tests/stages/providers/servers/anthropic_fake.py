@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import FakeServer, Recorded, Reply, last_user_text, sample_text
+from .base import CUT, FakeServer, Recorded, Reply, cut_text, last_user_text, sample_text
 
 MISSING_MODEL = "missing-model"
 BAD_KEY = "bad-key"
@@ -75,7 +75,8 @@ class AnthropicFake(FakeServer):
                 },
             )
         prompt = last_user_text(messages)
-        content = [{"type": "text", "text": sample_text(prompt, 0)}]
+        cut = CUT in prompt
+        content = [{"type": "text", "text": (cut_text if cut else sample_text)(prompt, 0)}]
         if body.get("thinking"):
             content.insert(0, {"type": "thinking", "thinking": "let me think", "signature": "sig"})
         return Reply(
@@ -86,7 +87,7 @@ class AnthropicFake(FakeServer):
                 "role": "assistant",
                 "model": model,
                 "content": content,
-                "stop_reason": "end_turn",
+                "stop_reason": "max_tokens" if cut else "end_turn",
                 "stop_sequence": None,
                 "usage": {"input_tokens": len(prompt.split()) + 1, "output_tokens": 9},
             },

@@ -245,3 +245,12 @@ def last_user_text(messages: list[dict[str, Any]]) -> str:
 def sample_text(prompt: str, index: int) -> str:
     """A deterministic answer that shows which prompt and which choice it came from."""
     return f"def answer():\n    return {prompt[:40]!r}, {index}\n"
+
+
+#: A prompt holding this gets an answer cut by the token limit, in the vendor's own words.
+CUT = "[cut]"
+
+
+def cut_text(prompt: str, index: int) -> str:
+    """What a model that ran out of tokens sends: the start of its answer."""
+    return sample_text(prompt, index)[:12]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import FakeServer, Recorded, Reply, sample_text
+from .base import CUT, FakeServer, Recorded, Reply, cut_text, sample_text
 
 MISSING_MODEL = "missing-model"
 BAD_KEY = "bad-key"
@@ -65,12 +65,12 @@ class GoogleFake(FakeServer):
             thought = (
                 [{"text": "thinking...", "thought": True}] if config.get("thinkingConfig") else []
             )
-            return [*thought, {"text": sample_text(prompt, i)}]
+            return [*thought, {"text": (cut_text if CUT in prompt else sample_text)(prompt, i)}]
 
         candidates = [
             {
                 "content": {"role": "model", "parts": parts_for(i)},
-                "finishReason": "STOP",
+                "finishReason": "MAX_TOKENS" if CUT in prompt else "STOP",
                 "index": i,
             }
             for i in reversed(range(n))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import FakeServer, Recorded, Reply, last_user_text, sample_text
+from .base import CUT, FakeServer, Recorded, Reply, cut_text, last_user_text, sample_text
 
 MISSING_MODEL = "missing-model"
 BAD_KEY = "bad-key"
@@ -66,11 +66,23 @@ class MistralFake(FakeServer):
         prefix = messages[-1]["content"] if messages and messages[-1].get("prefix") else ""
         prompt = last_user_text(messages)
         n = int(body.get("n") or 1)
+        cut = CUT in prompt
+
+        def content(i: int) -> Any:
+            answer = prefix + (cut_text if cut else sample_text)(prompt, i)
+            if not body.get("reasoning_effort"):
+                return answer
+            # Magistral: the thinking is a chunk of its own before the answer's text chunk
+            return [
+                {"type": "thinking", "thinking": [{"type": "text", "text": "weighing it"}]},
+                {"type": "text", "text": answer},
+            ]
+
         choices = [
             {
                 "index": i,
-                "message": {"role": "assistant", "content": prefix + sample_text(prompt, i)},
-                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content(i)},
+                "finish_reason": "length" if cut else "stop",
             }
             for i in reversed(range(n))
         ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import FakeServer, Recorded, Reply, last_user_text, sample_text
+from .base import CUT, FakeServer, Recorded, Reply, cut_text, last_user_text, sample_text
 
 MISSING_MODEL = "missing-model"
 
@@ -32,10 +32,14 @@ class OllamaFake(FakeServer):
             prefix = (
                 messages[-1]["content"] if messages and messages[-1]["role"] == "assistant" else ""
             )
+            prompt = last_user_text(messages)
+            cut = CUT in prompt
             message = {
                 "role": "assistant",
-                "content": prefix + sample_text(last_user_text(messages), 0),
+                "content": prefix + (cut_text if cut else sample_text)(prompt, 0),
             }
+            if cut:
+                common["done_reason"] = "length"
             if body.get("think"):
                 message["thinking"] = "hmm"
             return Reply(200, {**common, "message": message})

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import FakeServer, Recorded, Reply, last_user_text, sample_text
+from .base import CUT, FakeServer, Recorded, Reply, cut_text, last_user_text, sample_text
 
 MISSING_MODEL = "missing-model"
 BAD_KEY = "bad-key"
+
+
+def thinking_text(index: int) -> str:
+    """Reasoning with a draft in it, as reasoning models write: code that is not the answer."""
+    return f"Let me draft it.\n```python\ndef answer():\n    return 'draft', {index}\n```\nNo."
 
 
 class OpenAIFake(FakeServer):
@@ -19,9 +24,13 @@ class OpenAIFake(FakeServer):
         latency_s: float = 0.0,
         rejects: dict[str, set[str]] | None = None,
         rendezvous: int = 0,
+        reasoning_field: str | None = None,
     ) -> None:
         super().__init__(latency_s, rendezvous)
         self.rejects = rejects or {}
+        # "reasoning_content" (DeepSeek, SGLang, older vLLM) or "reasoning" (newer vLLM): the
+        # thinking sent beside the answer, holding a draft that must not be taken for it
+        self.reasoning_field = reasoning_field
 
     def answer(self, request: Recorded) -> Reply:
         body: dict[str, Any] = request.body if isinstance(request.body, dict) else {}
@@ -72,15 +81,19 @@ class OpenAIFake(FakeServer):
             prefix = (
                 messages[-1]["content"] if messages and messages[-1]["role"] == "assistant" else ""
             )
+            cut = CUT in prompt
             choices = [
                 {
                     "index": i,
                     "message": {
                         "role": "assistant",
                         "content": (f"[continues {prefix!r}]" if prefix else "")
-                        + sample_text(prompt, i),
+                        + (cut_text if cut else sample_text)(prompt, i),
+                        **(
+                            {self.reasoning_field: thinking_text(i)} if self.reasoning_field else {}
+                        ),
                     },
-                    "finish_reason": "stop",
+                    "finish_reason": "length" if cut else "stop",
                     "logprobs": None,
                 }
                 for i in range(n)

@@ -23,11 +23,14 @@ from sqlalchemy import select
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
+from passbench.analysis.report.categories import failure_of
+from passbench.analysis.report.triage import triage, triage_dict
 from passbench.apps.leaderboard.store.database import Store
 from passbench.apps.leaderboard.store.models import Model, Run, SampleVerdict, TaskResult
 from passbench.core import scoring
-from passbench.core.errors import ResultsFileError
-from passbench.stages.results import RunResults, load_results
+from passbench.core.errors import InputError, ResultsFileError
+from passbench.core.taskset import identity_from_meta
+from passbench.stages.results import RunResults, load_results, task_order
 
 #: The k values stored with a run (those its smallest number of samples per task allows).
 STORED_KS = (1, 5, 10, 100)
@@ -114,11 +117,41 @@ def add_run(
     found = session.scalar(select(Run).where(Run.content_sha256 == digest))
     if found is not None:
         return found, False
+    check_task_set(session, run)
     row = _run_row(run, counts if counts is not None else run.counts(), digest, provenance)
     row.model = model if model is not None else model_named(session, run.name)
     session.add(row)
     session.flush()
     return row, True
+
+
+def check_task_set(session: Session, run: RunResults) -> None:
+    """Refuse a run measured on another version of its benchmark's tasks than the runs its
+    boards already rank (another version, or other bytes under the same version): one board
+    never ranks two task sets together. Hidden runs do not count (hiding the old version's
+    runs makes room for the new one); a run without a known task set is let in."""
+    identity = identity_from_meta(run.meta)
+    if identity is None:
+        return
+    other = session.execute(
+        select(Run.id, Run.dataset_version, Run.dataset_sha256).where(
+            Run.benchmark == identity.benchmark,
+            ~Run.hidden,
+            Run.dataset_version.is_not(None),
+            Run.dataset_sha256.is_not(None),
+            (Run.dataset_version != identity.version) | (Run.dataset_sha256 != identity.sha256),
+        )
+    ).first()
+    if other is not None:
+        run_id, version, sha = other
+        raise InputError(
+            f"cannot rank runs of different task versions together: the {identity.benchmark} "
+            f"boards hold {version} (sha256 {str(sha)[:12]}, run {run_id}), this run is "
+            f"{identity.version} (sha256 {identity.sha256[:12]}); hide those runs "
+            "(passbench db hide RUN_ID) or use another store",
+            path=run.path,
+            field="task_set",
+        )
 
 
 def model_named(session: Session, name: str, revision: str = "") -> Model:
@@ -160,6 +193,7 @@ def _run_row(
         evaluated_at=run.date,
         source_name=run.path.name,
         meta=meta,
+        triage=run_triage(run),
     )
     for task_id, samples in run.tasks.items():
         if not samples:
@@ -184,6 +218,25 @@ def _run_row(
         ]
         row.tasks.append(task)
     return row
+
+
+def run_triage(run: RunResults) -> dict[str, Any]:
+    """Why the run's samples failed, by cause, as `passbench inspect` classifies them; without
+    the task data here, any function the raw answer defines counts as its code."""
+    failures = {
+        task: [failure_of(sample) for sample in samples] for task, samples in run.tasks.items()
+    }
+    gt: dict[str, Mapping[str, Any]] = {task: {} for task in run.gt_failed_tasks}
+    gt.update(run.gt_failures)
+    result = triage(
+        run.tasks,
+        failures,
+        entry_points={},
+        libs={},
+        gt_failures=gt,
+        order=sorted(run.tasks, key=task_order),
+    )
+    return dict(triage_dict(result))
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

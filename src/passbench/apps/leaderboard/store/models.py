@@ -155,6 +155,9 @@ class Run(Base):
     evaluated_at: Mapped[str | None] = mapped_column(String(32))  # the file's `date`, as written
     source_name: Mapped[str | None] = mapped_column(Text)  # the file it was imported from
     meta: Mapped[dict[str, Any]]  # the file's "passbench" block, whole ({} for official files)
+    # failing samples by cause and the extraction loss (analysis/report/triage.py), worked out
+    # at import, where the raw answers and the ground truth's failures are still at hand
+    triage: Mapped[dict[str, Any] | None]
     imported_at: Mapped[_dt.datetime] = mapped_column(default=utcnow, server_default=func.now())
     hidden: Mapped[bool] = mapped_column(default=False, server_default=false())  # by an admin
 

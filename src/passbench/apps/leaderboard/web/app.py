@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from passbench.analysis.report.contamination import GroupScore
+from passbench.analysis.report.triage import CLASSES as TRIAGE_CLASSES
 from passbench.apps.leaderboard.store.database import Store
 from passbench.apps.leaderboard.store.models import OPEN_DATA_LEVELS, Run
 from passbench.apps.leaderboard.web import board as boards
@@ -52,9 +53,12 @@ from passbench.stages.benchmarks import benchmark_names
 TABS = ("board", "model", "compare")
 #: The tabs an app with submissions adds (`?tab=submit`, `?tab=queue&job=ID`).
 SUBMISSION_TABS = ("submit", "queue")
+# Headers keep their words whole: a narrow column must not stack a header one letter per line.
 _CSS = """
 #board-count {font-weight: 600}
 .provenance code {font-size: 12px}
+#board th, #board th * {white-space: nowrap; word-break: keep-all; overflow-wrap: normal}
+#filter-bar {align-items: end}
 """
 #: The address's query, read in the browser when the page opens.
 _READ_URL = "() => [window.location.search]"
@@ -156,6 +160,16 @@ def _model_markdown(page: boards.ModelPage) -> str:
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         lines += [_run_line(run) for run in page.runs]
+    triaged = [run for run in page.runs if run.triage]
+    if triaged:
+        lines += [
+            "",
+            "### Failures by cause (as `passbench inspect` classifies them)",
+            "| run | failing samples | model | extraction | environment | harness "
+            "| no answer (truncated) | extraction loss |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [_triage_line(run) for run in triaged]
     if page.contamination:
         lines += [
             "",
@@ -186,6 +200,21 @@ def _run_line(run: Run) -> str:
         f"| {run.harness_version or '—'} | {code(run.dataset_sha256)} | {environment} "
         f"| {run.backend or '—'} | {run.isolation or '—'} | {run.evaluated_at or '—'} |"
     )
+
+
+def _triage_line(run: Run) -> str:
+    triage = run.triage or {}
+    by_class = triage.get("by_class", {})
+    truncated = sum(
+        group["samples"]
+        for group in triage.get("groups", [])
+        if group.get("kind") == "no answer (truncated)"
+    )
+    loss = triage.get("extraction_loss", {})
+    checked = loss.get("checked", 0)
+    loss_text = f"{loss.get('samples', 0)} of {checked} checked" if checked else "not measured"
+    classes = " | ".join(str(by_class.get(name, 0)) for name in TRIAGE_CLASSES)
+    return f"| {run.id} | {triage.get('failing', 0)} | {classes} | {truncated} | {loss_text} |"
 
 
 def _contamination_line(found: boards.RunContamination) -> str:
@@ -274,35 +303,20 @@ def build_blocks(
             ]
 
     with gr.Blocks(title="passbench leaderboard") as blocks:
-        gr.Markdown(
-            "# passbench leaderboard\n"
-            "pass@1 with its 95% interval; a **rank band** spans the ranks the intervals "
-            "allow. Badges: **verified** (run by a passbench worker), **imported** (result "
-            "files with every verdict), **reported** (published elsewhere, not re-executed)."
-        )
+        # The ranking first: one line of title, one bar of the filters people use most, the
+        # table; the rest of the filters and the legend fold away below it.
+        gr.Markdown("## passbench leaderboard")
         query = gr.Textbox(visible=False, elem_id="url-query")
         tab = gr.State("board")
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab("Leaderboard", id="board") as board_tab:
-                view = gr.Radio(label="Board", elem_id="view")
-                with gr.Row():
-                    search = gr.Textbox(label="Model contains", elem_id="q")
-                    # text, not gr.Number: an empty box must mean "no bound", never 0
-                    size_min = gr.Textbox(label="Size ≥ (B)", elem_id="size-min")
-                    size_max = gr.Textbox(label="Size ≤ (B)", elem_id="size-max")
-                    date_from = gr.Textbox(label="Released from", placeholder="YYYY-MM-DD")
-                    date_to = gr.Textbox(label="Released to", placeholder="YYYY-MM-DD")
-                with gr.Row():
-                    open_weights = gr.Checkbox(label="Open weights only", elem_id="open-weights")
-                    open_data = gr.CheckboxGroup(list(OPEN_DATA_LEVELS), label="Open data")
-                    moe = gr.Radio(["any", "yes", "no"], value="any", label="MoE")
-                    badges = gr.CheckboxGroup(list(BADGES), label="Badge")
-                with gr.Row():
-                    sort = gr.Dropdown(_choices_sort(), value=DEFAULT_SORT, label="Sort by")
-                    columns = gr.CheckboxGroup(
-                        [(header, key) for key, (header, _) in COLUMNS.items()],
-                        value=list(COLUMNS),
-                        label="Columns",
+                with gr.Row(elem_id="filter-bar", equal_height=True):
+                    view = gr.Dropdown(label="Board", elem_id="view", scale=2, min_width=260)
+                    search = gr.Textbox(
+                        label="Model contains", elem_id="q", scale=2, min_width=200, max_lines=1
+                    )
+                    sort = gr.Dropdown(
+                        _choices_sort(), value=DEFAULT_SORT, label="Sort by", scale=1, min_width=160
                     )
                 count = gr.Markdown(elem_id="board-count")
                 grid = gr.Dataframe(
@@ -311,7 +325,32 @@ def build_blocks(
                     show_search="search",
                     pinned_columns=3,
                     max_height=800,
-                    wrap=True,
+                    wrap=False,
+                )
+                with gr.Accordion("More filters and columns", open=False, elem_id="more-filters"):
+                    with gr.Row():
+                        # text, not gr.Number: an empty box must mean "no bound", never 0
+                        size_min = gr.Textbox(label="Size ≥ (B)", elem_id="size-min")
+                        size_max = gr.Textbox(label="Size ≤ (B)", elem_id="size-max")
+                        date_from = gr.Textbox(label="Released from", placeholder="YYYY-MM-DD")
+                        date_to = gr.Textbox(label="Released to", placeholder="YYYY-MM-DD")
+                    with gr.Row():
+                        open_weights = gr.Checkbox(
+                            label="Open weights only", elem_id="open-weights"
+                        )
+                        open_data = gr.CheckboxGroup(list(OPEN_DATA_LEVELS), label="Open data")
+                        moe = gr.Radio(["any", "yes", "no"], value="any", label="MoE")
+                        badges = gr.CheckboxGroup(list(BADGES), label="Badge")
+                    columns = gr.CheckboxGroup(
+                        [(header, key) for key, (header, _) in COLUMNS.items()],
+                        value=list(COLUMNS),
+                        label="Columns",
+                    )
+                gr.Markdown(
+                    "pass@1 with its 95% interval; a **rank band** spans the ranks the "
+                    "intervals allow. Badges: **verified** (run by a passbench worker), "
+                    "**imported** (result files with every verdict), **reported** (published "
+                    "elsewhere, not re-executed)."
                 )
                 with gr.Row():
                     csv_file = gr.DownloadButton("Download CSV", elem_id="download-csv")
@@ -434,7 +473,7 @@ def build_blocks(
                             queue_parts[2] = str(error)
             return [
                 *queue_parts,
-                gr.Radio(choices=[(v.label, v.key) for v in found], value=state.view),
+                gr.Dropdown(choices=[(v.label, v.key) for v in found], value=state.view),
                 state.q,
                 "" if state.size_min is None else f"{state.size_min:g}",
                 "" if state.size_max is None else f"{state.size_max:g}",

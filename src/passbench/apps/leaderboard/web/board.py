@@ -494,6 +494,7 @@ def model_document(page: ModelPage) -> dict[str, Any]:
                 "isolation": run.isolation,
                 "evaluated_at": run.evaluated_at,
                 "contamination": checks.get(run.id, []),
+                "triage": run.triage,
             }
             for run in page.runs
         ],

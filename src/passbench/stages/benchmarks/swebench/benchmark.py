@@ -51,6 +51,7 @@ from passbench.stages.benchmarks.base import BenchmarkBase, Judging, TaskId
 from passbench.stages.benchmarks.data import DataFile, DataSettings
 from passbench.stages.benchmarks.prompting import PromptStyle
 from passbench.stages.benchmarks.swebench import grading, prompting
+from passbench.stages.benchmarks.swebench.environments import instance_environment
 from passbench.stages.benchmarks.swebench.instances import (
     END_TEST_OUTPUT,
     START_TEST_OUTPUT,
@@ -58,7 +59,7 @@ from passbench.stages.benchmarks.swebench.instances import (
     parse_eval_script,
     read_instances,
 )
-from passbench.stages.benchmarks.swebench.logparsers import OfficialParserCrash
+from passbench.stages.benchmarks.swebench.logparsers import OfficialParserCrash, parse_log
 from passbench.stages.benchmarks.swebench.patching import (
     ALREADY_APPLIED_CHECK,
     APPLY_COMMANDS,
@@ -69,6 +70,11 @@ from passbench.stages.benchmarks.swebench.patching import (
 )
 from passbench.stages.benchmarks.swebench.predictions import read_predictions
 from passbench.stages.benchmarks.swebench.repos import RepositorySource
+from passbench.stages.benchmarks.swebench.testenvs import (
+    NO_ENVIRONMENT,
+    InstanceEnvironment,
+    SWEBenchEnvironments,
+)
 from passbench.stages.sandbox.host.machinery import is_test_machinery
 from passbench.stages.sanitize import SanitizeResult
 
@@ -78,6 +84,8 @@ OFFICIAL_TIMEOUT_S = 1800.0
 FILES = "/run/passbench/files"
 MODEL_PATCH = "model.patch"
 TEST_PATCH = "test.patch"
+#: The environment record (testenvs.InstanceEnvironment.record) among the program's files.
+ENVIRONMENT_FILE = "environment.json"
 #: Test output kept in a verdict for the official test_output.txt (head and tail beyond it).
 _LOG_KEEP = 1024 * 1024
 _HF = "https://huggingface.co"
@@ -140,12 +148,19 @@ class _Resolved:
     """What a task carries besides the dataset row: where its repository is found."""
 
     source: RepositorySource
+    data_dir: Path | None  # the data folder (the Verified environment exports are read there)
 
 
 def _instance(task: Task) -> Instance:
     instance = task.metadata["instance"]
     assert isinstance(instance, Instance)
     return instance
+
+
+def _data_dir(task: Task) -> Path | None:
+    resolved = task.metadata["repositories"]
+    assert isinstance(resolved, _Resolved)
+    return resolved.data_dir
 
 
 def _source(task: Task) -> RepositorySource:
@@ -229,27 +244,32 @@ def _restore_machinery(instance: Instance, patch: str) -> tuple[list[str], tuple
     return lines, machinery
 
 
-def _environment_lines(python: str | None) -> list[str]:
-    if python is None:  # the sandbox's interpreter is first on PATH already
+def _install_lines(install: str | None, environment: InstanceEnvironment) -> list[str]:
+    """The spec's install, offline into the instance's own prefix, with the build backends on
+    PYTHONPATH for this step only (environments.py, "Installing the repository offline")."""
+    if install is None:
         return []
-    bin_dir = shlex.quote(str(Path(python).parent))
-    venv = shlex.quote(str(Path(python).parent.parent))
-    return [f"export VIRTUAL_ENV={venv}", f"export PATH={bin_dir}:$PATH"]
-
-
-def eval_script(instance: Instance, python: str | None) -> str:
-    """The official eval script as passbench runs it: the conda activation replaced by the
-    environment's, the test patch read from its file (the same bytes as the heredoc)."""
-    script = parse_eval_script(instance)
-    activation = _environment_lines(python)
-    setup = [
-        *activation,
-        f"cd {script.workdir}",
-        *script.pre_install,
-        *script.git_setup,
-        *activation,
-        *script.install,
+    variables = instance_environment(environment.built, step="install", home="/tmp")
+    exports = [
+        f'export PYTHONPATH={shlex.quote(variables["PYTHONPATH"])}"${{PYTHONPATH:+:$PYTHONPATH}}"',
+        f"export PIP_CONFIG_FILE={shlex.quote(variables['PIP_CONFIG_FILE'])} PIP_NO_INDEX=1",
     ]
+    return [f"( {'; '.join(exports)}; {install} )"]
+
+
+def eval_script(instance: Instance, environment: InstanceEnvironment | None = None) -> str:
+    """The official eval script as passbench runs it: the conda activation replaced by the
+    environment's (its variables are the run's own; none under the evaluation interpreter,
+    which is first on PATH), the spec's install rewritten to run offline into the instance's
+    prefix (kept as it is without an environment), the test patch read from its file (the same
+    bytes as the heredoc)."""
+    script = parse_eval_script(instance)
+    install = (
+        list(script.install)
+        if environment is None
+        else _install_lines(environment.install, environment)
+    )
+    setup = [f"cd {script.workdir}", *script.pre_install, *script.git_setup, *install]
     return "\n".join(
         [
             script.shell_options,
@@ -303,10 +323,12 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
         return _verdict(
             result, "fail", ErrorCategory.EXCEPTION, f"official parser crash: {crash}", details
         )
-    channel: dict[str, str] = dict(outputs.get("channel_statuses") or {})
+    channel = _as_official_names(outputs.get("channel_statuses") or {}, instance.log_parser)
     trusted_channel = bool(outputs.get("channel_used")) and not outputs.get("channel_tampered")
-    statuses = channel if trusted_channel else official.status_map
     tests = (*instance.fail_to_pass, *instance.pass_to_pass)
+    if trusted_channel:
+        channel = _with_parser_artifacts(channel, official.status_map, tests)
+    statuses = channel if trusted_channel else official.status_map
     disagreeing = (
         grading.disagreement(official.status_map, channel, tests) if trusted_channel else ()
     )
@@ -322,6 +344,7 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
     details["report.json"] = report.official_json()
     details["test_output.txt"] = _keep(test_output)
     extra = {
+        **_environment_of(program),
         "channel": "pytest"
         if trusted_channel
         else ("tampered" if outputs.get("channel_tampered") else "none"),
@@ -341,6 +364,56 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
         f"{len(instance.pass_to_pass)}"
     )
     return _verdict(result, "fail", ErrorCategory.ASSERTION_FAILED, reason, details)
+
+
+def _as_official_names(statuses: Mapping[str, str], parser: str) -> dict[str, str]:
+    """The channel's statuses under the names the instance's official parser gives the same
+    tests: the dataset lists tests by those names, and some parsers rename what pytest
+    reports (`parse_log_pytest_options` cuts an absolute path in a parametrize id to its last
+    component: requests' `test_unzipped_paths_unchanged[/testbed/tests/test_utils.py]` is
+    `[/test_utils.py]` in PASS_TO_PASS). Each node id is read as the summary line pytest would
+    print for it; a name the parser does not read back as one test is kept as it is."""
+    named: dict[str, str] = {}
+    for nodeid, status in statuses.items():
+        try:
+            parsed = parse_log(parser, f"{status} {nodeid}")
+        except Exception:  # an unknown or crashing parser: the verdict reports the parser itself
+            parsed = {}
+        named[next(iter(parsed)) if len(parsed) == 1 else nodeid] = status
+    return named
+
+
+def _with_parser_artifacts(
+    channel: Mapping[str, str], official: Mapping[str, str], tests: Sequence[str]
+) -> dict[str, str]:
+    """The channel's statuses, plus the official parser's for listed names that are no test
+    pytest could report: the dataset was made with the log parser, which also reads lines of a
+    test's own output as tests (pytest-dev__pytest-5262 lists `[100%]` in PASS_TO_PASS, from a
+    `PASSED [100%]` line that pytester's inner runs print; pytest-dev__pytest-7521 lists
+    `test_capsysbinary.py::test_hello`, a test of such an inner run in a temporary folder).
+    Such names are no node id (no `::`) or name a file of which the channel reported nothing;
+    a test of a file the run's pytest did report on is graded from the channel alone."""
+    merged = dict(channel)
+    if not channel:  # pytest reported nothing: the log alone would decide, and a patch prints it
+        return merged
+    files = {nodeid.split("::")[0] for nodeid in channel}
+    for name in tests:
+        if name in merged or name not in official:
+            continue
+        if "::" not in name or name.split("::")[0] not in files:
+            merged[name] = official[name]
+    return merged
+
+
+def _environment_of(program: Program) -> dict[str, Any]:
+    """The verdict's `environment` (official / approximate / incomplete / the evaluation
+    interpreter: testenvs.Fidelity) and
+    `environment_lock` (what it was built from: environments.BuiltEnvironment.identity)."""
+    files = dict(program.repository.files) if program.repository is not None else {}
+    if ENVIRONMENT_FILE not in files:
+        return {"environment": NO_ENVIRONMENT, "environment_lock": None}
+    record = json.loads(files[ENVIRONMENT_FILE])
+    return {"environment": record["fidelity"], "environment_lock": record}
 
 
 def _verdict(
@@ -408,8 +481,9 @@ class _SWEBench(BenchmarkBase):
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
         data = getattr(self, "_data", None) or DataSettings()
-        source = _repository_source(data)
-        return tuple(_task(self.name, instance, source) for instance in read_instances(path))
+        # the environment exports sit beside the dataset (swebench/ of a data folder)
+        resolved = _Resolved(_repository_source(data), data.data_dir or path.parent.parent)
+        return tuple(_task(self.name, instance, resolved) for instance in read_instances(path))
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         match = re.fullmatch(r"([A-Za-z0-9_.-]+__[A-Za-z0-9_.-]+-)(\d+)", task_id)
@@ -422,7 +496,7 @@ class _SWEBench(BenchmarkBase):
     def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
         instance = _instance(task)
         git_dir = _source(task).mirror(instance.repo, instance.base_commit)
-        python = None
+        environment = self.task_environments().for_task(task)
         restore, machinery = _restore_machinery(instance, code)
         script = "\n".join(
             [
@@ -435,17 +509,36 @@ class _SWEBench(BenchmarkBase):
                 "",
             ]
         )
-        spec = RepositorySpec(
-            git_dir=str(git_dir),
-            commit=instance.base_commit,
-            script=script,
-            files=(
-                (MODEL_PATCH, code),
-                (TEST_PATCH, instance.test_patch),
-                ("eval.sh", eval_script(instance, python)),
-            ),
-            channel=_uses_pytest(instance),
+        files = (
+            (MODEL_PATCH, code),
+            (TEST_PATCH, instance.test_patch),
+            ("eval.sh", eval_script(instance, environment)),
         )
+        if environment is None:
+            spec = RepositorySpec(
+                git_dir=str(git_dir),
+                commit=instance.base_commit,
+                script=script,
+                files=files,
+                channel=_uses_pytest(instance),
+            )
+        else:
+            built = environment.built
+            # the record is one of the program's files: it is part of what the journal keys a
+            # verdict by, and `judging` reads it back into the verdict
+            record = json.dumps(environment.record(), sort_keys=True)
+            variables = instance_environment(built, step="test", home="/tmp")
+            spec = RepositorySpec(
+                git_dir=str(git_dir),
+                commit=instance.base_commit,
+                script=script,
+                python=str(built.python),
+                files=(*files, (ENVIRONMENT_FILE, record)),
+                read_only=tuple(str(path) for path in built.readonly_paths),
+                env=tuple(variables.items()),
+                fresh_dirs=(str(built.instance_prefix),),
+                channel=_uses_pytest(instance),
+            )
         return {"source": code, "style": "repository", "timeout_s": timeout_s, "repository": spec}
 
     def canonical_code(self, task: Task) -> str:
@@ -492,10 +585,9 @@ class _SWEBench(BenchmarkBase):
             )
             fields["fail_to_pass"] = status.get("FAIL_TO_PASS")
             fields["pass_to_pass"] = status.get("PASS_TO_PASS")
+        # a verdict without the extra (it never ran the tests) names no environment it ran in
+        fields.update({"environment": NO_ENVIRONMENT, "environment_lock": None})
         fields.update(_extra_of(result))
-        # every repository program runs under the evaluation interpreter today: never an
-        # official SWE-bench environment (docs/swebench.md, "Environments")
-        fields["environment"] = "evaluation interpreter (not the official environment)"
         return fields
 
     def extra_scores(
@@ -503,11 +595,23 @@ class _SWEBench(BenchmarkBase):
     ) -> Mapping[str, Any]:
         disagreements = sum(1 for entry in entries if entry.get("parser_disagrees"))
         restored = sum(1 for entry in entries if entry.get("machinery_restored"))
+        official = sum(1 for entry in entries if entry.get("environment") == "official")
+        approximate = sum(1 for entry in entries if entry.get("environment") == "approximate")
+        incomplete = sum(1 for entry in entries if entry.get("environment") == "incomplete")
         return {
             "verdicts_differing_from_the_official_parser": disagreements,
             "patches_with_test_machinery_restored": restored,
-            "instances_without_their_official_environment": len(entries),
+            "instances_in_official_environments": official,
+            "instances_in_approximate_environments": approximate,
+            "instances_in_incomplete_environments": incomplete,
+            "instances_without_their_official_environment": len(entries) - official,
+            **_environments_used(entries),
         }
+
+    def task_environments(self) -> SWEBenchEnvironments:
+        if getattr(self, "_environments", None) is None:
+            self._environments = SWEBenchEnvironments(self.name, _data_dir)
+        return self._environments
 
     def read_samples(self, path: Path, known_task_ids: Iterable[str]) -> list[Sample] | None:
         if not _looks_like_predictions(path):
@@ -623,6 +727,22 @@ class _SWEBench(BenchmarkBase):
         )
 
 
+def _environments_used(entries: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Samples per environment they ran in, keyed `environment:<fidelity>:python<version>:<lock
+    sha256>` (the pass@k file's extra scores are numbers: the key carries the identity)."""
+    used: dict[str, int] = {}
+    for entry in entries:
+        lock = entry.get("environment_lock")
+        if not isinstance(lock, Mapping):
+            continue
+        key = (
+            f"environment:{lock.get('fidelity')}:python{lock.get('python')}:"
+            f"{lock.get('lock_sha256')}"
+        )
+        used[key] = used.get(key, 0) + 1
+    return dict(sorted(used.items()))
+
+
 def _resolution(status: Mapping[str, Any]) -> str:
     """FULL / PARTIAL / NO from a report's tests_status, as `grading.TestsStatus.resolution`."""
     f2p = status.get("FAIL_TO_PASS") or {}
@@ -659,7 +779,7 @@ def _repository_source(data: DataSettings) -> RepositorySource:
     return RepositorySource(cache_dir=data.cache_root().parent / "repos")
 
 
-def _task(benchmark: str, instance: Instance, source: RepositorySource) -> Task:
+def _task(benchmark: str, instance: Instance, resolved: _Resolved) -> Task:
     return Task(
         benchmark=benchmark,
         task_id=instance.instance_id,
@@ -673,7 +793,7 @@ def _task(benchmark: str, instance: Instance, source: RepositorySource) -> Task:
         metadata=MappingProxyType(
             {
                 "instance": instance,
-                "repositories": _Resolved(source),
+                "repositories": resolved,
                 "repository": instance.repo.split("/", 1)[1].lower(),
                 "repo": instance.repo,
                 "version": instance.version,

@@ -28,9 +28,11 @@ with pip's build isolation. Here the environment is read-only and there is no ne
   `pytest`) comes first on PATH.
 setuptools_scm (pytest, xarray, astropy) reads the working copy's git metadata: `git` must be in
 the sandbox and the working copy must keep its tags reachable from the base commit; git's
-ownership check is turned off through GIT_CONFIG_* variables, not a global git config. Run the
-install and the tests as two sandbox runs, the second with the instance folder read-only, so
-nothing the tests run can change what is installed.
+ownership check is turned off through GIT_CONFIG_* variables, not a global git config.
+`evaluate` runs the install and the tests in one sandbox run, as the official eval script does
+(it reinstalls right before the tests), with a fresh empty folder of that run mounted writable
+over `<env>/instance`: what the tests do to the install stays in their own run, and the rest of
+the environment stays read-only.
 """
 
 from __future__ import annotations

@@ -34,7 +34,13 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
     root = (config.scratch_dir or default_scratch_root()) / "repositories"
     root.mkdir(parents=True, exist_ok=True)
     working_copy = root / f"{os.getpid()}-{secrets.token_hex(6)}"
+    fresh = [
+        (working_copy.with_name(f"{working_copy.name}-fresh{index}"), inside)
+        for index, inside in enumerate(spec.fresh_dirs)
+    ]
     try:
+        for folder, _ in fresh:
+            folder.mkdir(mode=0o755)
         try:
             make_working_copy(program.task_id, Path(spec.git_dir), spec.commit, working_copy)
         except DatasetError as error:
@@ -50,6 +56,7 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
             command=spec.script,
             files=spec.files,
             read_only=tuple(Path(path) for path in (*interpreter.paths, *spec.read_only)),
+            writable_at=tuple(fresh),
             env=env,
             timeout_s=program.timeout_s,
             memory_mb=spec.memory_mb,
@@ -62,6 +69,8 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
         done = run_repository(run)
     finally:
         shutil.rmtree(working_copy, ignore_errors=True)
+        for folder, _ in fresh:
+            shutil.rmtree(folder, ignore_errors=True)
     channel = done.channel
     return ExecResult(
         key=program.key,

@@ -125,6 +125,9 @@ class RepositoryRun:
     files: tuple[tuple[str, str], ...] = ()
     read_only: tuple[Path, ...] = ()  # host folders visible read-only at their own path
     writable: tuple[Path, ...] = ()  # host folders visible read-write at their own path
+    # (host folder, path inside): read-write over a path of a read-only folder (an install
+    # prefix inside a read-only test environment)
+    writable_at: tuple[tuple[Path, str], ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)  # over a minimal base (below)
     timeout_s: float = OFFICIAL_TIMEOUT_S
     memory_mb: int = 8192  # the whole run (cgroup); per process without a cgroup
@@ -273,6 +276,13 @@ def _check_paths(run: RepositoryRun) -> None:
             if path == "/":
                 raise SandboxError(f"the {kind} folder cannot be / (it would show everything)")
         refuse_hidden(resolved, f"the {kind} folder")
+    # shown at another path, which must be a folder of a read-only one (its mount point)
+    for host, inside in run.writable_at:
+        if not host.is_dir():
+            raise SandboxError(f"the writable folder {host} does not exist")
+        if not any(under_any(inside, [str(Path(p).resolve())]) for p in run.read_only):
+            raise SandboxError(f"{inside} is not inside a read-only folder of the run")
+        refuse_hidden([inside], "the writable folder")
 
 
 @dataclass(frozen=True)
@@ -345,10 +355,14 @@ def _arguments(run: RepositoryRun, private: Path, tmp: Path) -> list[str]:
     args += ["--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm"]
     args += ["--tmpfs", "/run", "--perms", "0755", "--dir", _INSIDE]
     args += ["--ro-bind", str(private / "inside"), _INSIDE]
-    binds = [(str(Path(p).resolve()), False) for p in run.read_only]
-    binds += [(str(Path(p).resolve()), True) for p in run.writable]
+    binds = [(str(Path(p).resolve()), False, "") for p in run.read_only]
+    binds += [(str(Path(p).resolve()), True, "") for p in run.writable]
+    binds += [(str(Path(p).resolve()), True, inside) for p, inside in run.writable_at]
     # outer folders first, so that one inside another is mounted on top of it
-    for path, writable in sorted(binds, key=lambda bind: bind[0].count("/")):
+    for path, writable, inside in sorted(binds, key=lambda bind: (bind[2] or bind[0]).count("/")):
+        if inside:
+            args += ["--bind", path, inside]
+            continue
         if under_any(path, SYSTEM_DIRS) and not writable:
             continue  # visible already
         bind = ro_bind(path)
@@ -443,7 +457,8 @@ def _prepare_folders(run: RepositoryRun, as_root: bool) -> None:
     left there is untrusted (git hooks, `core.fsmonitor` in .git/config, symbolic links to host
     files), and host git refuses to work in a repository another user owns ("dubious
     ownership")."""
-    for folder in [run.working_copy.resolve(), *(Path(p).resolve() for p in run.writable)]:
+    writable = [*run.writable, *(host for host, _ in run.writable_at)]
+    for folder in [run.working_copy.resolve(), *(Path(p).resolve() for p in writable)]:
         try:
             _walk_tree(folder, SANDBOX_HOST_UID if as_root else None)
         except OSError as error:

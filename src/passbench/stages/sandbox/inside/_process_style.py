@@ -15,6 +15,12 @@ safe_subprocess.run): a build command that fails is "SyntaxError", a run or buil
 outlives its limit is "Timeout", a run that exits 0 is "OK", any other run is "Exception".
 With pass_rule "silent" (HumanEval-X's JavaScript) a run is "OK" when it printed nothing on
 either stream, whatever its exit code.
+A build's limit is read as CPU work, not only as wall time: a build times out once it has run
+its limit AND its processes have used at least half of it in CPU time (or after ten times the
+limit in any case). On an idle machine that is MultiPL-E's rule (a compiler busy for 15 s has
+used 15 s of CPU); on a loaded one a compiler that waited for a core is not timed out for the
+waiting, so the verdict does not depend on the machine's load. Runs keep the wall-clock rule
+(a program that sleeps past its limit times out, as officially).
 Everything the subprocesses start stays inside the sample: the worker kills and reaps it all
 after the verdict, as for every sample, and the subprocesses inherit the sample's rlimits.
 """
@@ -31,6 +37,28 @@ import time
 from typing import Any
 
 _perf = time.perf_counter
+_TICKS = os.sysconf("SC_CLK_TCK")
+#: a build that is past its limit but has used less CPU than this share of it was waiting for
+#: a core, not working: it goes on, up to _BUILD_WALL_CAP times its limit
+_BUILD_CPU_SHARE = 0.5
+_BUILD_WALL_CAP = 10.0
+
+
+def session_cpu_s(session: int) -> float:
+    """CPU seconds used by the live processes of `session` and the children they reaped."""
+    total = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        # after the command: state ppid pgrp session ... utime stime cutime cstime (3..)
+        if int(fields[3]) == session:
+            total += sum(int(value) for value in fields[11:15])
+    return total / _TICKS
 
 
 def _expand(argv: list[str], folder: str, filename: str) -> list[str]:
@@ -54,9 +82,12 @@ def _write_inside(folder: str, relative: str, text: str) -> None:
         f.write(text)
 
 
-def run_command(argv: list[str], cwd: str, timeout_s: float, cap: int) -> dict[str, Any]:
+def run_command(
+    argv: list[str], cwd: str, timeout_s: float, cap: int, *, build: bool = False
+) -> dict[str, Any]:
     """Run argv in its own process group; kill the group at `timeout_s` (and once it ended, as
-    MultiPL-E does, so nothing it started lingers). Keeps the first `cap` bytes of each stream."""
+    MultiPL-E does, so nothing it started lingers). Keeps the first `cap` bytes of each stream.
+    A `build` past `timeout_s` goes on while it has used less than half of it in CPU time."""
     started = _perf()
     try:
         process = subprocess.Popen(
@@ -79,10 +110,14 @@ def run_command(argv: list[str], cwd: str, timeout_s: float, cap: int) -> dict[s
     exit_code = None
     while exit_code is None:
         now = _perf()
-        if now >= deadline:
+        if now >= deadline and (
+            not build
+            or now >= started + _BUILD_WALL_CAP * timeout_s
+            or session_cpu_s(process.pid) >= _BUILD_CPU_SHARE * timeout_s
+        ):
             timed_out = True
             break
-        wait = min(deadline - now, 0.05)
+        wait = max(0.0, min(deadline - now, 0.05)) if now < deadline else 0.05
         ready = select.select(list(open_fds), [], [], wait)[0] if open_fds else []
         if not open_fds:
             time.sleep(wait)
@@ -135,7 +170,11 @@ def run_process(job: dict[str, Any], outcome: dict[str, Any]) -> None:
     outcome["phase"] = "build"
     for argv in spec["build"]:
         result = run_command(
-            _expand(list(argv), folder, filename), folder, float(spec["build_timeout_s"]), cap
+            _expand(list(argv), folder, filename),
+            folder,
+            float(spec["build_timeout_s"]),
+            cap,
+            build=True,
         )
         report["build_s"] += result["s"]
         if result["timeout"] or result["exit_code"] != 0:

@@ -1,0 +1,236 @@
+"""The SWE-bench environments in use: `passbench env check/create swebench-*` through the
+benchmark's `task_environments` hook, and `evaluate` running an instance in its built
+environment (a real build of pytest's few pins from PyPI, once for the file) on the small real
+repository of fixture.py, with its verdict and pass@k file naming the environment."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.stages.sandbox.conftest import BWRAP
+
+from passbench.core.settings import Paths
+from passbench.stages.benchmarks import get_benchmark
+from passbench.stages.benchmarks.data import DataSettings
+from passbench.stages.benchmarks.swebench.testenvs import ENV_DIR_VARIABLE, NO_ENVIRONMENT
+from passbench.stages.evalenv.manifest import verify_manifest
+from passbench.stages.evaluate import EvaluateSettings, Evaluator
+from passbench.stages.sandbox.host.workdirs import default_scratch_root
+
+from .fixture import SmallBench, make_small_bench
+
+pytestmark = [pytest.mark.bwrap, pytest.mark.skipif(not BWRAP, reason="bubblewrap cannot run")]
+
+PYTHON = ".".join(map(str, sys.version_info[:3]))
+INSTANCE = "octo__calc-1"
+OTHER = "octo__other-2"  # same repository history, no export: no lock, no environment
+#: pytest and what it needs on this Python, as an official export's pip section pins them
+PINS = ("pytest==8.3.3", "pluggy==1.5.0", "iniconfig==2.0.0", "packaging==24.1")
+CLI = [sys.executable, "-m", "passbench.apps.cli"]
+
+
+def export(python: str, pins: tuple[str, ...]) -> str:
+    lines = ["name: testbed", "channels:", "  - defaults", "dependencies:"]
+    lines += [f"  - python={python}=h1234567_0", "  - pip:", *(f"      - {p}" for p in pins)]
+    return "\n".join([*lines, "prefix: /opt/miniconda3/envs/testbed", ""])
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> SmallBench:
+    """The small bench, with an official export for its first instance only."""
+    bench = make_small_bench(tmp_path_factory.mktemp("swebench"), ("octo/calc", "octo/other"))
+    rows = [{"instance_id": INSTANCE, "environment_yml": export(PYTHON, PINS)}]
+    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    target = bench.data_dir / "swebench" / "swebench-verified-environments.jsonl.gz"
+    target.write_bytes(gzip.compress(text, mtime=0))
+    return bench
+
+
+@pytest.fixture(scope="module")
+def envs() -> Iterator[Path]:
+    """Not under /tmp, which the sandbox replaces: it shows environments at their own path."""
+    parent = default_scratch_root().parent / "test-venvs"
+    parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="swebench-envs-", dir=parent))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def cli(small: SmallBench, envs: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environ = {
+        **os.environ,
+        "PASSBENCH_DATA_DIR": str(small.data_dir),
+        ENV_DIR_VARIABLE: str(envs),
+        "COLUMNS": "300",
+    }
+    return subprocess.run(
+        [*CLI, *args], env=environ, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def items(done: subprocess.CompletedProcess[str]) -> dict[str, dict[str, object]]:
+    report = json.loads(done.stdout)
+    return {item["name"]: item for item in report["items"]}
+
+
+@pytest.fixture(scope="module")
+def created(small: SmallBench, envs: Path) -> subprocess.CompletedProcess[str]:
+    """`env create` of both instances: the one with an export is built, the other has no lock."""
+    return cli(small, envs, "env", "create", "swebench-verified", "--tasks", f"{INSTANCE},{OTHER}")
+
+
+def test_check_before_and_after_create(
+    small: SmallBench, envs: Path, created: subprocess.CompletedProcess[str]
+) -> None:
+    before = cli(small, envs / "empty", "env", "check", "swebench-verified", "--json")
+    assert before.returncode == 1, before.stderr  # one instance has no lock
+    found = items(before)
+    assert found[INSTANCE]["ok"] is True
+    assert str(found[INSTANCE]["detail"]).startswith("official: the exact pins")
+    assert "not built: passbench env create swebench-verified" in str(found[INSTANCE]["detail"])
+    assert found[OTHER]["ok"] is False and "no export" in str(found[OTHER]["detail"])
+    assert str(found["octo/calc"]["detail"]) == (
+        "1/1 can be evaluated here (1 official, 0 approximate); 0 with their environment built"
+    )
+
+    # the build: one environment, and the instance without a lock said so, one line
+    assert created.returncode == 1, created.stdout + created.stderr
+    assert "built in" in created.stderr and f"{OTHER}" in created.stderr
+    after = cli(small, envs, "env", "check", "swebench-verified", "--tasks", INSTANCE, "--json")
+    assert after.returncode == 0, after.stdout + after.stderr
+    assert f"built (Python {PYTHON})" in str(items(after)[INSTANCE]["detail"])
+    again = cli(small, envs, "env", "create", "swebench-verified", "--tasks", INSTANCE)
+    assert again.returncode == 0 and "cached" in again.stderr, again.stderr
+    assert len(list((envs / "builds").iterdir())) == 1
+
+
+def test_a_missing_python_is_one_line(small: SmallBench, tmp_path: Path) -> None:
+    rows = [{"instance_id": INSTANCE, "environment_yml": export("3.99.1", ("pytest==8.3.3",))}]
+    data = tmp_path / "data"
+    (data / "swebench").mkdir(parents=True)
+    for name in ("swebench-verified.jsonl.gz",):
+        (data / "swebench" / name).write_bytes((small.data_dir / "swebench" / name).read_bytes())
+    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    (data / "swebench" / "swebench-verified-environments.jsonl.gz").write_bytes(
+        gzip.compress(text, mtime=0)
+    )
+    bench = SmallBench(data, small.repos_dir, small.rows, "", "", "")
+    done = cli(bench, tmp_path / "envs", "env", "create", "swebench-verified", "--tasks", INSTANCE)
+    assert done.returncode != 0
+    message = done.stderr.strip()
+    assert len(message.splitlines()) == 1, message
+    assert "no Python 3.99 here: pyenv install 3.99.1" in message
+
+
+#: The gold fix, and code run at import that tries to write into the environment.
+PLANTING = (
+    "diff --git a/calc/__init__.py b/calc/__init__.py\n--- a/calc/__init__.py\n"
+    "+++ b/calc/__init__.py\n@@ -1,5 +1,11 @@\n"
+    "+import os, sys, sysconfig\n"
+    '+for folder in (sys.prefix, sysconfig.get_paths()["purelib"]):\n'
+    "+    try:\n"
+    '+        open(os.path.join(folder, "planted-by-a-patch"), "w").close()\n'
+    "+    except OSError:\n"
+    "+        pass\n"
+    " def add(a, b):\n-    return a - b\n+    return a + b\n \n \n def sub(a, b):\n"
+)
+
+
+def test_evaluate_runs_in_the_built_environment(
+    small: SmallBench, envs: Path, created: subprocess.CompletedProcess[str], tmp_path: Path
+) -> None:
+    """The gold patch resolves in the environment and says so; the patch's attempt to write
+    into the environment changes nothing; the instance without one keeps today's label."""
+    predictions = tmp_path / "preds.json"
+    predictions.write_text(
+        json.dumps(
+            {
+                INSTANCE: {"model_name_or_path": "m", "model_patch": PLANTING},
+                OTHER: {"model_name_or_path": "m", "model_patch": small.gold_patch},
+            }
+        )
+    )
+    os.environ[ENV_DIR_VARIABLE] = str(envs)
+    try:
+        settings = EvaluateSettings(
+            benchmark="swebench-verified", workers=2, check_ground_truth=False
+        )
+        paths = Paths(
+            cache_dir=tmp_path / "cache", data_dir=small.data_dir, repos_dir=small.repos_dir
+        )
+        outcome = Evaluator(settings, paths).evaluate_samples(predictions, tmp_path / "out")
+    finally:
+        del os.environ[ENV_DIR_VARIABLE]
+    entries = json.loads(outcome.eval_results_path.read_text())["eval"]
+    (mine,) = entries[INSTANCE]
+    assert mine["status"] == "pass", mine
+    assert mine["environment"] == "official"
+    lock = mine["environment_lock"]
+    (root,) = (envs / "builds").iterdir()
+    assert (envs / lock["lock_sha256"]).resolve() == root
+    assert lock["python"] == PYTHON and lock["lock_source"] == "export"
+    (log,) = (tmp_path / "out").rglob(f"{INSTANCE}/test_output.txt")
+    assert "pytest-8.3.3" in log.read_text()  # the environment's pytest, not passbench's
+    (other,) = entries[OTHER]
+    assert other["status"] == "pass" and other["environment"] == NO_ENVIRONMENT
+    assert other["environment_lock"] is None
+    pass_at_k = json.loads(outcome.pass_at_k_path.read_text())
+    assert pass_at_k["instances_in_official_environments"] == 1
+    assert pass_at_k["instances_without_their_official_environment"] == 1
+    assert pass_at_k[f"environment:official:python{PYTHON}:{lock['lock_sha256']}"] == 1
+    # read-only: nothing planted, every file as built
+    assert not list(root.rglob("planted-by-a-patch"))
+    assert verify_manifest(root, full=True).intact
+
+
+def test_the_hook_is_the_benchmarks(small: SmallBench) -> None:
+    bench = get_benchmark("swebench-lite")
+    bench.load(data=DataSettings(data_dir=small.data_dir, repos_dir=small.repos_dir))
+    hook = bench.task_environments()
+    assert hook is not None
+    assert get_benchmark("humaneval").task_environments() is None
+
+
+def test_channel_statuses_take_the_official_parsers_names() -> None:
+    """requests' PASS_TO_PASS lists `test_unzipped_paths_unchanged[/test_utils.py]`, the name
+    `parse_log_pytest_options` gives the test pytest reports with the absolute path."""
+    from passbench.stages.benchmarks.swebench.benchmark import _as_official_names
+
+    reported = {
+        "tests/test_utils.py::T::test_unzipped[/testbed/tests/test_utils.py]": "PASSED",
+        "tests/test_utils.py::T::test_other[a-b]": "FAILED",
+    }
+    assert _as_official_names(reported, "parse_log_pytest_options") == {
+        "tests/test_utils.py::T::test_unzipped[/test_utils.py]": "PASSED",
+        "tests/test_utils.py::T::test_other[a-b]": "FAILED",
+    }
+    assert _as_official_names(reported, "parse_log_pytest") == reported
+
+
+def test_parser_artifacts_come_from_the_log_real_tests_from_the_channel() -> None:
+    """pytest-dev__pytest-5262 lists `[100%]` (a line of an inner pytest run the official parser
+    read as a test): only such names, never a node id, are taken from the log."""
+    from passbench.stages.benchmarks.swebench.benchmark import _with_parser_artifacts
+
+    channel = {"t.py::test_a": "PASSED"}
+    official = {
+        "t.py::test_a": "PASSED",
+        "t.py::test_b": "PASSED",  # printed: t.py reported, so its tests are the channel's
+        "[100%]": "PASSED",
+        "test_inner.py::test_hello": "PASSED",  # an inner pytester run's test
+    }
+    listed = tuple(official)
+    assert _with_parser_artifacts(channel, official, listed) == {
+        "t.py::test_a": "PASSED",
+        "[100%]": "PASSED",
+        "test_inner.py::test_hello": "PASSED",
+    }
