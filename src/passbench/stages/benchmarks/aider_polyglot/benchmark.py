@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from passbench.core.errors import DatasetError, InputError, UnknownNameError
 from passbench.core.progress import Progress
 from passbench.core.records import ExecResult, ProcessSpec, Prompt, Task
+from passbench.core.runs import SampleResult
 from passbench.stages.benchmarks._fields import RecordReader
 from passbench.stages.benchmarks.aider_polyglot import prompts
 from passbench.stages.benchmarks.aider_polyglot.edits import APPLIERS
@@ -49,9 +50,11 @@ from passbench.stages.benchmarks.base import (
     BenchmarkBase,
     LoadedBenchmark,
     TaskId,
+    TestFeedback,
     ToolCheck,
     check_subset,
     check_version,
+    recorded_test_output,
 )
 from passbench.stages.benchmarks.data import DataFile, DataSettings, read_jsonl, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle, identity
@@ -335,7 +338,7 @@ class AiderPolyglot(BenchmarkBase):
     ) -> LoadedBenchmark:
         """Every language's file from the data folder or the cache (never downloaded: the
         files are passbench's conversion of the exercise folders); `--dataset-path` gives one
-        language's file alone. The subset's own file comes first in `files`."""
+        language's file alone."""
         version = check_version(self, version)
         subset = check_subset(self, subset)
         data = replace(data or DataSettings(), download=False)
@@ -359,9 +362,8 @@ class AiderPolyglot(BenchmarkBase):
             tasks += parse_language_file(source.path, language, self.name, len(tasks))
         every = tuple(tasks)
         chosen = tuple(t for t in every if subset in ("full", t.metadata["language"]))
-        first = LANGUAGES.index(subset) if subset != "full" else 0
-        ordered = (sources[first], *(s for i, s in enumerate(sources) if i != first))
-        return LoadedBenchmark(self.name, version, subset, chosen, ordered, every)
+        # every subset records all six files, in one order: a subset's tasks are the full set's
+        return LoadedBenchmark(self.name, version, subset, chosen, tuple(sources), every)
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         """`AiderPolyglot/<n>/<language>/<exercise>` -> (`AiderPolyglot/`, n, the rest)."""
@@ -445,6 +447,15 @@ class AiderPolyglot(BenchmarkBase):
                 else clean_test_output(output, str(task.metadata["exercise"]))
             )
         return fields
+
+    def test_feedback(self, task: Task, result: SampleResult) -> TestFeedback:
+        """Aider's second-try material: the test output (the folder named by the exercise;
+        "Tests timed out!" for a timeout, as Aider says it) and the files to fix, by base name."""
+        files = tuple(posixpath.basename(path) for path in task.metadata["stubs"])
+        if result.status == "timeout":
+            return TestFeedback("Tests timed out!", files)
+        output = recorded_test_output(result)
+        return TestFeedback(clean_test_output(output, str(task.metadata["exercise"])), files)
 
     def extra_scores(
         self, entries: Sequence[Mapping[str, Any]], ks: Iterable[int]
