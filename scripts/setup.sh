@@ -47,6 +47,12 @@ if [ "$multiple" = 1 ]; then
   # testify as a GOPATH tree, and the Rust crates' sources with cargo to build them offline
   packages+=(libboost-dev libssl-dev golang-github-stretchr-testify-dev cargo
              librust-rand-dev librust-regex-dev librust-md5-dev)
+  # Aider's polyglot exercises (benchmarks/aider_polyglot/toolchains.py): C++ with cmake and
+  # Boost.Date_Time (gigasecond, meetup), Java tests on JUnit 5's console launcher and AssertJ,
+  # Python's pytest, the crates three Rust exercises use (time, anyhow; rand above);
+  # `passbench env check aider-polyglot` says the rest
+  packages+=(cmake make libboost-date-time-dev junit5 libassertj-core-java python3-pytest
+             librust-time-dev librust-anyhow-dev)
 fi
 missing=()
 for package in "${packages[@]}"; do
@@ -79,6 +85,17 @@ if [ "$multiple" = 1 ]; then
     installed=$(node -p "try { require('/usr/local/lib/node_modules/$name/package.json').version } catch (e) { '' }")
     [ "$installed" = "$version" ] || $sudo_cmd "${npm_cmd[@]}" install -g --prefix /usr/local --silent "$spec"
   done
+  # Aider's polyglot JavaScript: Jest with Babel and Exercism's preset, as the exercises'
+  # package.json asks (pinned), in a folder each exercise links as its node_modules
+  js=/usr/local/lib/passbench/aider-polyglot-js
+  js_wanted="jest@29.7.0 babel-jest@29.7.0 @babel/core@7.25.2 @exercism/babel-preset-javascript@0.2.1 core-js@3.37.1"
+  if [ "$(cat "$js/stamp" 2>/dev/null)" != "$js_wanted" ]; then
+    $sudo_cmd mkdir -p "$js"
+    echo '{"name": "passbench-aider-polyglot-js", "private": true}' | $sudo_cmd tee "$js/package.json" >/dev/null
+    # shellcheck disable=SC2086
+    (cd "$js" && $sudo_cmd "${npm_cmd[@]}" install --silent --no-audit --no-fund $js_wanted)
+    echo "$js_wanted" | $sudo_cmd tee "$js/stamp" >/dev/null
+  fi
   # HumanEval-X's Rust crates (rand with 0.4's interface, regex, md5), built once from Debian's
   # crate sources with Debian's cargo and rustc (the rustc samples are compiled with) into
   # /usr/local/lib/passbench/humaneval-x-rust; rebuilt when scripts/humaneval-x-rust changes.

@@ -144,6 +144,10 @@ class ProcessSpec:
     # stderr, whatever its exit code: HumanEval-X's JavaScript rule, where console.assert only
     # prints)
     pass_rule: Literal["exit", "silent"] = "exit"
+    # more files written beside the source before the build, as (relative path, text): a
+    # project of several files (Aider's polyglot exercises: stubs, tests, build files); a path
+    # may name folders under the program's folder, never leave it
+    files: tuple[tuple[str, str], ...] = ()
 
     @property
     def longest_s(self) -> float:

@@ -201,7 +201,11 @@ def check(ctx: click.Context, /, name: str, **options: Any) -> None:
     `multipl-e` checks the system toolchains MultiPL-E's and HumanEval-X's languages build and
     run with. A benchmark that builds environments per task (SWE-bench) reports, per
     repository and task, what can be evaluated here, how faithfully, whether its environment
-    is built, and why not (--subset/--tasks choose the tasks)."""
+    is built, and why not (--subset/--tasks choose the tasks); any other benchmark, the
+    toolchains its programs need and which of its tasks cannot run here and why."""
+    if _toolchain_benchmark(name):
+        _show(_benchmark_report(name), options["as_json"])
+        return
     hook = _hook(name)
     if hook is not None:
         report = hook.check(_selected_tasks(ctx, name, options), options["path"])
@@ -374,6 +378,27 @@ def _toolchain_report() -> EnvReport:
             items.append(CheckItem("program", f"{language.key}: {tool}", where is not None, detail))
     items += _humaneval_x_items()
     return EnvReport(_TOOLCHAINS, Path("/usr/bin"), tuple(items))
+
+
+def _toolchain_benchmark(name: str) -> bool:
+    """NAME is a benchmark (not an environment) without per-task environments: `env check`
+    reports its `toolchain_checks`."""
+    from passbench.stages.benchmarks import benchmark_names
+
+    if name in spec_names() or name == _TOOLCHAINS or name not in benchmark_names():
+        return False
+    return get_benchmark(name).task_environments() is None
+
+
+def _benchmark_report(name: str) -> EnvReport:
+    """A benchmark's own toolchain checks (`toolchain_checks`), as `env check` lists them."""
+    from passbench.stages.benchmarks import get_benchmark
+
+    items = tuple(
+        CheckItem("program", check.name, check.ok, check.detail)
+        for check in get_benchmark(name).toolchain_checks()
+    )
+    return EnvReport(name, Path("/usr/bin"), items)
 
 
 def _humaneval_x_items() -> list[CheckItem]:

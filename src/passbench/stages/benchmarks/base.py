@@ -136,6 +136,16 @@ class TaskId:
 
 
 @dataclass(frozen=True)
+class ToolCheck:
+    """One line of `passbench env check`: a tool (or a task that needs one) and whether it is
+    usable here; `detail` says where it is, or what is missing and how to get it."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
 class Original:
     """The benchmark release a corrected benchmark's version replaces, task for task.
 
@@ -358,6 +368,11 @@ class Benchmark(Protocol):
     def toolchains(self) -> Toolchains | None:
         """The compilers and runtimes its programs need in the runner image besides Python
         (`passbench image build` adds them); None for Python's."""
+        ...
+
+    def toolchain_checks(self) -> tuple[ToolCheck, ...]:
+        """What this machine has of the toolchains its programs need, and which tasks cannot run
+        here and why (`passbench env check NAME`); () when it needs nothing beyond Python."""
         ...
 
     def task_environments(self) -> TaskEnvironments | None:
@@ -624,6 +639,9 @@ class BenchmarkBase:
 
     def toolchains(self) -> Toolchains | None:
         return None
+
+    def toolchain_checks(self) -> tuple[ToolCheck, ...]:
+        return ()
 
     def task_environments(self) -> TaskEnvironments | None:
         return None

@@ -3,7 +3,8 @@ of the sample's forked child. This file runs INSIDE the sandbox (imported by _ru
 standard library only, no passbench imports, Python 3.8+.
 
     worker ── fork ──► child (limits already set, its own session)
-                         writes the source to a fresh folder under /tmp
+                         writes the source (and the spec's other files) to a fresh folder
+                         under /tmp
                          each build command, then the run command: subprocesses in their own
                          process group, stdout/stderr kept up to `output_cap` bytes each,
                          killed with their group at their time limit
@@ -69,6 +70,16 @@ def _expand(argv: list[str], folder: str, filename: str) -> list[str]:
             arg = arg.replace(key, value)
         out.append(arg)
     return out
+
+
+def _write_inside(folder: str, relative: str, text: str) -> None:
+    """Write one of the program's files; a path that would leave its folder is refused."""
+    target = os.path.realpath(os.path.join(folder, relative))
+    if os.path.isabs(relative) or not target.startswith(os.path.realpath(folder) + os.sep):
+        raise ValueError(f"file path outside the program's folder: {relative!r}")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def run_command(
@@ -151,6 +162,8 @@ def run_process(job: dict[str, Any], outcome: dict[str, Any]) -> None:
     filename = str(spec["filename"])
     with open(os.path.join(folder, filename), "w", encoding="utf-8") as f:
         f.write(job["source"])
+    for relative, text in spec.get("files") or ():
+        _write_inside(folder, str(relative), str(text))
     cap = int(spec["output_cap"])
     report: dict[str, Any] = {"build_s": 0.0, "run_s": None}
     outcome["process"] = report

@@ -129,6 +129,12 @@ def program_from_json(data: Any, where: str = "program") -> Program:
     )
 
 
+def safe_relative_path(path: str) -> bool:
+    """A path that stays inside the folder it is written to: relative, no `..` part."""
+    parts = path.split("/")
+    return bool(path) and not path.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+
+
 def _process_from_json(data: Any, where: str) -> ProcessSpec | None:
     if data is None:
         return None
@@ -148,6 +154,15 @@ def _process_from_json(data: Any, where: str) -> ProcessSpec | None:
     markers = _need(data, "syntax_markers", list, where)
     if not all(isinstance(marker, str) for marker in markers):
         raise WireError(f"{where}: field 'syntax_markers' must be strings")
+    files = data.get("files", [])  # absent: a client from before the field
+    if not isinstance(files, list) or not all(
+        isinstance(pair, list)
+        and len(pair) == 2
+        and all(isinstance(part, str) for part in pair)
+        and safe_relative_path(pair[0])
+        for pair in files
+    ):
+        raise WireError(f"{where}: field 'files' must be [relative path, text] pairs")
     rule = data.get("pass_rule", "exit")  # absent: a client from before the field
     if rule not in ("exit", "silent"):
         raise WireError(f"{where}: field 'pass_rule' must be 'exit' or 'silent'")
@@ -160,6 +175,7 @@ def _process_from_json(data: Any, where: str) -> ProcessSpec | None:
         output_cap=int(_need(data, "output_cap", int, where)),
         syntax_markers=tuple(markers),
         pass_rule=rule,
+        files=tuple((path, text) for path, text in files),
     )
 
 

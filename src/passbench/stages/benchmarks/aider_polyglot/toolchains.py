@@ -1,0 +1,241 @@
+"""How each language's exercise is tested, offline, inside the sandbox.
+
+Aider's harness (benchmark/benchmark.py `run_unit_tests`, npm-test.sh, cpp-test.sh) runs, in
+the exercise's folder, with stderr joined to stdout and a 180 s limit:
+python `pytest` (here Debian's, `/usr/bin/python3 -m pytest`); go `go test ./...`; rust
+`cargo test -- --include-ignored`; javascript
+`sed 's/\\bxtest(/test(/g' *.spec.js` then `npm run test` (`jest ./*`); cpp `cmake
+-DEXERCISM_RUN_ALL_TESTS=1 -G "Unix Makefiles" ..` + `make` in build/ (the CMakeLists runs the
+tests as part of the build); java `@Disabled(...)` lines removed from the tests, then
+`./gradlew test`. The tests pass when the command exits 0.
+
+passbench runs the same tests without a network: Go in module mode with the proxy off (no
+exercise needs a module) and a copy of the Go build cache scripts/setup.sh seeds; Rust with
+Debian's cargo offline, crates from Debian's registry folder; JavaScript with Jest and
+Exercism's Babel preset installed from npm by scripts/setup.sh (node_modules linked in as
+Aider's npm-test.sh links its /npm-install); Java without Gradle: javac, then the JUnit
+Platform console launcher, with JUnit 5 and AssertJ from Debian (what build.gradle asks for,
+at Debian's versions).
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Aider's limit on the whole test command (run_unit_tests: `timeout = 60 * 3`)
+TEST_TIMEOUT_S = 180.0
+#: the Go build cache scripts/setup.sh fills for HumanEval-X's Go (standard packages compiled)
+GO_CACHE_SEED = "/usr/local/lib/passbench/humaneval-x-go/gocache"
+#: Jest, Babel and Exercism's preset, installed by scripts/setup.sh (versions: JS_PACKAGES)
+JS_MODULES = "/usr/local/lib/passbench/aider-polyglot-js/node_modules"
+#: what the exercises' package.json asks (jest ^29.7.0, babel-jest ^29.6.4, @babel/core
+#: ^7.25.2, @exercism/babel-preset-javascript ^0.2.1, core-js ~3.37.1), pinned
+JS_PACKAGES = (
+    "jest@29.7.0",
+    "babel-jest@29.7.0",
+    "@babel/core@7.25.2",
+    "@exercism/babel-preset-javascript@0.2.1",
+    "core-js@3.37.1",
+)
+JAVA = "/usr/share/java"
+JUNIT_CONSOLE = f"{JAVA}/junit-platform-console-standalone.jar"
+ASSERTJ = f"{JAVA}/assertj-core.jar"
+#: Debian's crate sources, a cargo "directory" source
+CARGO_REGISTRY = "/usr/share/cargo/registry"
+#: Java artifacts build.gradle may ask for beyond JUnit and AssertJ -> the jar that holds them
+#: here (none of the two the exercises name is packaged by Debian 12)
+JAVA_ARTIFACTS: dict[str, str] = {}
+
+_PYTHON = """exec 2>&1
+cd {exercise}
+/usr/bin/python3 -m pytest
+"""
+_GO = """exec 2>&1
+cd {exercise}
+if [ -d {seed} ]; then cp -r {seed} "$PWD/.gocache"; fi
+export HOME="$PWD/.home" GOCACHE="$PWD/.gocache" GOPATH="$PWD/.gopath" GOPROXY=off \
+  GOTOOLCHAIN=local GOFLAGS=-mod=mod GOENV=off GO111MODULE=on
+go test ./...
+"""
+_RUST = """exec 2>&1
+cd {exercise}
+mkdir -p .cargo-home
+cat > .cargo-home/config.toml <<'TOML'
+[source.crates-io]
+replace-with = "debian"
+[source.debian]
+directory = "{registry}"
+[net]
+offline = true
+TOML
+export CARGO_HOME="$PWD/.cargo-home" HOME="$PWD/.cargo-home"
+cargo test --offline -- --include-ignored
+"""
+_JAVASCRIPT = """exec 2>&1
+set -e
+cd {exercise}
+[ ! -e node_modules ] && ln -s {modules} node_modules
+node node_modules/jest/bin/jest.js ./*
+"""
+_CPP = """exec 2>&1
+set -e
+cd {exercise}
+[ ! -d build ] && mkdir build
+cd build
+cmake -DEXERCISM_RUN_ALL_TESTS=1 -G "Unix Makefiles" ..
+make
+"""
+_JAVA = """exec 2>&1
+set -e
+cd {exercise}
+mkdir -p build/classes
+javac -J-Xmx1g -encoding UTF-8 -d build/classes -cp {classpath} $(find src -name '*.java')
+java -Xmx1g -XX:+UseSerialGC -XX:-UsePerfData -jar {console} -cp build/classes:{classpath} \
+  --scan-class-path --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests
+"""
+
+
+@dataclass(frozen=True)
+class Track:
+    """One language's tests: the script run in the sandbox and what it needs here."""
+
+    key: str  # the dataset's language: "cpp", "go", ...
+    title: str
+    script: str
+    tools: tuple[str, ...]  # executables and files `passbench env check` looks for
+    debian_packages: tuple[str, ...]
+    local_tools: tuple[str, ...] = ()  # what scripts/setup.sh makes (npm installs, caches)
+
+    def test_script(self, exercise: str) -> str:
+        return self.script.format(
+            exercise=exercise,
+            seed=GO_CACHE_SEED,
+            registry=CARGO_REGISTRY,
+            modules=JS_MODULES,
+            console=JUNIT_CONSOLE,
+            classpath=f"{JUNIT_CONSOLE}:{ASSERTJ}",
+        )
+
+
+TRACKS: dict[str, Track] = {
+    track.key: track
+    for track in (
+        Track(
+            "cpp",
+            "C++",
+            _CPP,
+            ("cmake", "make", "g++", "/usr/include/boost/date_time.hpp"),
+            ("cmake", "make", "g++", "libboost-date-time-dev"),
+        ),
+        Track("go", "Go", _GO, ("go",), ("golang-go",), (GO_CACHE_SEED,)),
+        Track(
+            "java",
+            "Java",
+            _JAVA,
+            ("javac", "java", JUNIT_CONSOLE, ASSERTJ),
+            ("default-jdk", "junit5", "libassertj-core-java"),
+        ),
+        Track(
+            "javascript",
+            "JavaScript",
+            _JAVASCRIPT,
+            ("node",),
+            ("nodejs",),
+            (f"{JS_MODULES}/jest", f"{JS_MODULES}/@exercism/babel-preset-javascript"),
+        ),
+        Track(
+            "python",
+            "Python",
+            _PYTHON,
+            ("/usr/bin/python3", "/usr/lib/python3/dist-packages/pytest"),
+            ("python3", "python3-pytest"),
+        ),
+        Track("rust", "Rust", _RUST, ("cargo", "rustc"), ("cargo", "rustc")),
+    )
+}
+
+
+#: the system part of the sandbox's PATH (sandbox/host/launch.py)
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def tool_present(tool: str) -> str | None:
+    """Where a tool is (an absolute path that exists, or an executable on the sandbox's PATH),
+    else None."""
+    if tool.startswith("/"):
+        return tool if Path(tool).exists() else None
+    return shutil.which(tool, path=SANDBOX_PATH)
+
+
+# ---- what an exercise needs beyond its language's toolchain -----------------------------------
+
+_GRADLE_DEPENDENCY = re.compile(r'^\s*implementation\s+"([^"]+)"', re.MULTILINE)
+_CARGO_DEPENDENCIES = re.compile(r"^\[dependencies\]\s*$(.*?)(?=^\[|\Z)", re.MULTILINE | re.DOTALL)
+_CARGO_CRATE = re.compile(r'^\s*([A-Za-z0-9_-]+)\s*=\s*"([^"]+)"', re.MULTILINE)
+
+
+def requirements(language: str, build_files: Mapping[str, str]) -> tuple[str, ...]:
+    """Libraries an exercise's build file asks for beyond what every exercise of its language
+    uses: Java's `implementation` artifacts, Rust's crates ("name version")."""
+    if language == "java":
+        return tuple(_GRADLE_DEPENDENCY.findall(build_files.get("build.gradle", "")))
+    if language == "rust":
+        found = _CARGO_DEPENDENCIES.search(build_files.get("Cargo.toml", ""))
+        if not found:
+            return ()
+        return tuple(f"{name} {version}" for name, version in _CARGO_CRATE.findall(found.group(1)))
+    return ()
+
+
+def missing_requirement(language: str, requirement: str) -> str | None:
+    """Why a requirement cannot be met on this machine, or None when it can."""
+    if language == "java":
+        jar = JAVA_ARTIFACTS.get(requirement)
+        if jar and Path(jar).exists():
+            return None
+        return f"needs {requirement} from Maven Central (not packaged by Debian; no network)"
+    if language == "rust":
+        name, _, version = requirement.partition(" ")
+        major = version.lstrip("^~=").split(".")
+        prefix = major[0] if major[0] != "0" else ".".join(major[:2])
+        if glob.glob(f"{CARGO_REGISTRY}/{name}-{prefix}*"):
+            return None
+        return f"needs the crate {name} {version} (apt-get install librust-{name}-dev)"
+    return None
+
+
+_GO_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)\)", re.MULTILINE | re.DOTALL)
+_GO_IMPORT_LINE = re.compile(r'^import\s+"([^"]+)"', re.MULTILINE)
+
+
+def go_imports(source: str) -> set[str]:
+    """The packages a Go file imports."""
+    found = set(_GO_IMPORT_LINE.findall(source))
+    for block in _GO_IMPORT_BLOCK.findall(source):
+        found.update(re.findall(r'"([^"]+)"', block))
+    return found
+
+
+def go_root() -> Path | None:
+    """GOROOT of the `go` on PATH, None without one."""
+    import subprocess
+
+    go = shutil.which("go", path=SANDBOX_PATH)
+    if go is None:
+        return None
+    done = subprocess.run([go, "env", "GOROOT"], capture_output=True, text=True, check=False)
+    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+
+
+def missing_go_packages(sources: list[str], root: Path | None) -> list[str]:
+    """Standard packages the sources import that this Go lacks (newer Go's `slices`, ...)."""
+    if root is None:
+        return []
+    wanted = set().union(*(go_imports(source) for source in sources)) if sources else set()
+    standard = {name for name in wanted if "." not in name.split("/")[0]}
+    return sorted(name for name in standard if not (root / "src" / name).is_dir())
