@@ -32,7 +32,7 @@ from passbench.core.progress import NullProgress, Progress
 from passbench.core.records import Completion, Prompt, Task
 from passbench.core.samplefile import sample_file_stem
 from passbench.core.settings import ConfigFile, Paths, Resolved
-from passbench.stages.benchmarks import get_benchmark
+from passbench.stages.benchmarks import check_split, get_benchmark
 from passbench.stages.benchmarks.selection import TaskSelection
 from passbench.stages.evaluate import EvaluateSettings, EvaluationOutcome, Evaluator
 from passbench.stages.prompts import build_prompt, stop_sequences
@@ -106,7 +106,7 @@ def evaluate_settings(
     return EvaluateSettings(
         benchmark=resolved["benchmark"],
         version=resolved["version"],
-        split=resolved["split"],
+        split=check_split(get_benchmark(resolved["benchmark"]), resolved["split"]),
         subset=resolved["subset"],
         samples=samples,
         output_dir=resolved["output_dir"],

@@ -492,7 +492,7 @@ def submit(
 
     from passbench.apps.leaderboard.store.bundle import bundle_zip, make_bundle
     from passbench.core.version import __version__
-    from passbench.stages.benchmarks import get_benchmark
+    from passbench.stages.benchmarks import check_split, get_benchmark
 
     if not submit_token:
         raise InputError("a token is needed: --token or PASSBENCH_SUBMIT_TOKEN", field="--token")
@@ -515,7 +515,7 @@ def submit(
         benchmark=resolved["benchmark"],
         dataset_version=loaded.version,
         dataset_sha256=loaded.sha256,
-        split=resolved["split"],
+        split=check_split(get_benchmark(resolved["benchmark"]), resolved["split"]),
         subset=loaded.subset,
         passbench_version=__version__,
         link=link,

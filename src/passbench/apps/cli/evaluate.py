@@ -45,7 +45,7 @@ from passbench.stages.evaluate import (
     help=f"One of: {', '.join(benchmark_names())} (default: {DEFAULT_BENCHMARK}).",
 )
 @click.option("--version", "version", help="Dataset version (default: the benchmark's).")
-@click.option("--split", help="A split the benchmark offers (default: complete).")
+@click.option("--split", help="A split the benchmark offers (default: its first split).")
 @click.option("--subset", help="A subset the benchmark offers (default: full).")
 @click.option(
     "--samples",

@@ -102,7 +102,12 @@ _BENCHMARK = _setting(
     "first built-in).",
 )
 _VERSION = _setting("version", "text", None, "Dataset version (default: the benchmark's).")
-_SPLIT = _setting("split", "text", "complete", "complete or instruct (instruct: BigCodeBench).")
+_SPLIT = _setting(
+    "split",
+    "text",
+    None,
+    "A split the benchmark offers (default: its first: complete, or Aider's whole edits).",
+)
 _SUBSET = _setting("subset", "text", "full", "full or hard (hard: BigCodeBench).")
 _DATASET_PATH = _setting(
     "dataset_path", "path", None, "A task file (.jsonl, .jsonl.gz) used instead of looking one up."

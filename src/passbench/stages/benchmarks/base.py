@@ -739,7 +739,10 @@ def check_executable(benchmark: _Scored) -> None:
         raise no_tests_error(benchmark)
 
 
-def check_split(benchmark: _Offers, split: str) -> str:
+def check_split(benchmark: _Offers, split: str | None) -> str:
+    """`split`, or the benchmark's first split when None; UnknownNameError when unknown."""
+    if split is None:
+        return benchmark.splits[0]
     where = f" for {benchmark.name}"
     return require_name("split", split, benchmark.splits, where=where, field="split")
 
