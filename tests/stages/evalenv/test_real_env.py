@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -43,8 +44,10 @@ def test_installed_packages_are_exactly_the_lock(real_env: EnvInfo) -> None:
         "import importlib.metadata as m, json\n"
         "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))"
     )
+    # the env's Python alone: a PYTHONPATH of the caller's (a checkout's src) is not the env's
+    alone = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     result = subprocess.run(
-        [str(real_env.python), "-c", script], capture_output=True, text=True, check=True
+        [str(real_env.python), "-c", script], capture_output=True, text=True, check=True, env=alone
     )
     installed = {
         normalize_name(name): version for name, version in json.loads(result.stdout).items()
