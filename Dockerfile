@@ -35,8 +35,8 @@ ARG BIGCODEBENCH_LOCK_SHA256=""
 # these defaults are the same, for hand builds). Not here yet: what scripts/setup.sh adds from npm (tsc,
 # js-md5) and the Rust crates it builds.
 ARG MULTIPLE=""
-ARG MULTIPLE_PACKAGES="nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit golang-go libboost-dev libssl-dev golang-github-stretchr-testify-dev"
-ARG MULTIPLE_TOOLS="node g++ javac java /usr/share/java/javatuples.jar rustc lua5.3 /usr/share/lua/5.3/luaunit.lua go /usr/include/boost/any.hpp /usr/include/openssl/md5.h /usr/share/gocode/src/github.com/stretchr/testify/assert"
+ARG MULTIPLE_PACKAGES="nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit golang-go libboost-dev libssl-dev golang-github-stretchr-testify-dev cmake make libboost-date-time-dev junit5 libassertj-core-java python3 python3-pytest cargo"
+ARG MULTIPLE_TOOLS="node g++ javac java /usr/share/java/javatuples.jar rustc lua5.3 /usr/share/lua/5.3/luaunit.lua go /usr/include/boost/any.hpp /usr/include/openssl/md5.h /usr/share/gocode/src/github.com/stretchr/testify/assert cmake make /usr/include/boost/date_time.hpp /usr/share/java/junit-platform-console-standalone.jar /usr/share/java/assertj-core.jar /usr/bin/python3 /usr/lib/python3/dist-packages/pytest cargo"
 
 # bubblewrap isolates each sample inside the container; the rest is what BigCodeBench's programs
 # run (evalenv/apt-packages.txt) and what building its lock compiles (g++), and with MULTIPLE=1
