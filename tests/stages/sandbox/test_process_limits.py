@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from passbench.core.records import BUILD_WALL_CAP, ProcessSpec
+from passbench.stages.sandbox.inside import _process_style
 from passbench.stages.sandbox.inside._process_style import (
     _BUILD_WALL_CAP,
     run_command,
@@ -63,3 +66,13 @@ def test_the_worker_backstop_leaves_room_for_a_waiting_build() -> None:
     assert BUILD_WALL_CAP == _BUILD_WALL_CAP  # one number, written in two places
     spec = ProcessSpec("a.ts", (("tsc", "{file}"),), ("node", "a.js"), 15.0, 10.0)
     assert spec.longest_s == 15.0 * BUILD_WALL_CAP + 10.0 + 5.0
+
+
+def test_without_proc_a_build_keeps_the_wall_clock_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_proc(path: str) -> list[str]:
+        raise FileNotFoundError(path)
+
+    monkeypatch.setattr(_process_style.os, "listdir", no_proc)
+    assert session_cpu_s(1) == float("inf")
+    result = run_command(["sleep", "3"], "/tmp", 0.5, 1024, build=True)
+    assert result["timeout"] and result["s"] < 2.5
