@@ -43,6 +43,9 @@ class SampleResult:
     raw_solution: str | None = None  # the model's answer, when the samples carried it
     truncated: str | None = None  # why the answer was cut short, when it was
     sanitize_error: str | None = None  # why the sanitizer found no usable program, if it did not
+    # the language of the sample's task as reports show it ("C++"), recorded when the tasks of
+    # its benchmark are in several languages (None: the benchmark's one language)
+    language: str | None = None
 
     @property
     def passed(self) -> bool:

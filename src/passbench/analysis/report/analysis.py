@@ -123,6 +123,7 @@ class TaskRow:
     libs: tuple[str, ...]
     domains: tuple[str, ...]
     hard: bool
+    language: str = "Python"  # as its samples record it, else the benchmark's language
 
     @property
     def pass_rate(self) -> float:
@@ -139,6 +140,8 @@ class Inspection:
     tasks: tuple[TaskRow, ...]
     pass_at_k_curve: tuple[tuple[int, float], ...] = field(default=())
     triage: Triage | None = None  # every failing sample's class (triage.py)
+    # pass@1 per language, when the run's tasks are in more than one (Aider's polyglot)
+    by_language: tuple[GroupScore, ...] = ()
 
 
 def inspect_run(
@@ -150,8 +153,9 @@ def inspect_run(
         task_id: [failure_of(sample) for sample in samples]
         for task_id, samples in run.tasks.items()
     }
+    language = benchmark_language(run.benchmark)
     rows = tuple(
-        _task_row(task_id, run.tasks[task_id], failures[task_id], catalog)
+        _task_row(task_id, run.tasks[task_id], failures[task_id], catalog, language)
         for task_id in _ordered(run.tasks)
     )
     summary = _summary(run, catalog, options, failures)
@@ -172,7 +176,19 @@ def inspect_run(
         tasks=rows,
         pass_at_k_curve=curve,
         triage=_triage(run, catalog, failures),
+        by_language=_by_language([row for row in rows if row.task_id not in quarantined], options),
     )
+
+
+def _by_language(rows: Sequence[TaskRow], options: Options) -> tuple[GroupScore, ...]:
+    """pass@1 per language with its interval, in the order the languages first appear; ()
+    when every task is in one language."""
+    if len({row.language for row in rows}) < 2:
+        return ()
+    members: dict[str, list[TaskRow]] = defaultdict(list)
+    for row in rows:
+        members[row.language].append(row)
+    return tuple(_score(name, group, options, True) for name, group in members.items())
 
 
 def _triage(
@@ -203,6 +219,7 @@ def _task_row(
     samples: Sequence[SampleResult],
     failures: Sequence[Failure | None],
     catalog: TaskCatalog,
+    language: str,
 ) -> TaskRow:
     labels = tuple(failure_label(f) if f else "" for f in failures)
     failing = [label for label in labels if label]
@@ -224,6 +241,8 @@ def _task_row(
         libs=libs,
         domains=task_domains(libs) if task else (),
         hard=task_id in catalog.hard_ids,
+        # what the run recorded (its benchmark's `language_of` at evaluation time)
+        language=next((s.language for s in samples if s.language), language),
     )
 
 

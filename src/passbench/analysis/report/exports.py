@@ -124,6 +124,7 @@ def inspection_dict(
             }
             for group in inspection.failures
         ],
+        "by_language": [group_dict(score) for score in inspection.by_language],
         "by_domain": [group_dict(score) for score in inspection.by_domain],
         "by_library": [group_dict(score) for score in inspection.by_library],
         "hard_subset": group_dict(inspection.hard_subset) if inspection.hard_subset else None,
@@ -342,6 +343,15 @@ def inspection_markdown(inspection: Inspection, tasks: Sequence[TaskRow]) -> str
             f"pass@1 {percent(hard.pass_at_1)} {interval_text(hard.interval)}"
             f" over {hard.tasks} tasks",
         ]
+    if inspection.by_language:
+        lines += ["", "## By language", ""]
+        lines += _md_table(
+            ["language", "tasks", "pass@1", "95% CI", "solved"],
+            [
+                (s.name, s.tasks, percent(s.pass_at_1), interval_text(s.interval), s.solved)
+                for s in inspection.by_language
+            ],
+        )
     if inspection.by_domain:
         lines += ["", "## By domain", ""]
         lines += _md_table(

@@ -66,6 +66,7 @@ def render_report(
             f'<p class="sub">{escape(subtitle)}</p></header><main>',
             _warning_banner(summary.unsandboxed_warning),
             _summary_section(inspection),
+            _by_language_section(inspection),
             _plots_section(inspection),
             _failures_section(inspection),
             _triage_section(inspection),
@@ -180,6 +181,39 @@ def _summary_section(inspection: Inspection) -> str:
         f'<table class="kv">{pairs}</table>'
         + (f'<ul class="notes">{notes}</ul>' if notes else "")
         + "</section>"
+    )
+
+
+def _by_language_section(inspection: Inspection) -> str:
+    """A run whose tasks are in several languages: pass@1 per language, table and chart."""
+    if not inspection.by_language:
+        return ""
+    scores = inspection.by_language
+    table = _grid(
+        ("language", "tasks", "pass@1", "95% CI", "solved"),
+        [
+            (s.name, str(s.tasks), percent(s.pass_at_1), interval_text(s.interval), str(s.solved))
+            for s in scores
+        ],
+        numeric_from=1,
+    )
+    chart = bar_chart(
+        [
+            Bar(
+                s.name,
+                s.pass_at_1,
+                s.interval.low if s.interval else None,
+                s.interval.high if s.interval else None,
+                f"({s.tasks})",
+            )
+            for s in scores
+        ],
+        title="pass@1 by language (95% CI; tasks in brackets)",
+        maximum=1.0,
+    )
+    return (
+        f'<section id="by-language"><h2>By language</h2>{table}'
+        f'<div class="plots">{chart}</div></section>'
     )
 
 

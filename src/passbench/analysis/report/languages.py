@@ -83,34 +83,47 @@ def run_rows(runs: Sequence[RunResults]) -> tuple[RunRow, ...]:
     )
 
 
+def task_languages(run: RunResults) -> dict[str, str]:
+    """Task id -> its language: as its samples recorded it at evaluation time (the benchmark's
+    `language_of`, for a benchmark whose tasks are in several languages), else the run's
+    benchmark's one language."""
+    default = benchmark_language(run.benchmark)
+    return {
+        task_id: next((s.language for s in samples if s.language), default)
+        for task_id, samples in run.tasks.items()
+    }
+
+
 def language_breakdown(runs: Sequence[RunResults]) -> tuple[LanguageScore, ...]:
-    """One row per language, in the order the languages first appear."""
-    grouped: dict[str, list[RunResults]] = {}
+    """One row per language, in the order the languages first appear; a run whose tasks are
+    in several languages (Aider's polyglot) counts in each of them."""
+    grouped: dict[str, list[tuple[RunResults, tuple[SampleResult, ...]]]] = {}
     for run in runs:
-        grouped.setdefault(benchmark_language(run.benchmark), []).append(run)
+        languages = task_languages(run)
+        for task_id, samples_of_task in run.tasks.items():
+            grouped.setdefault(languages[task_id], []).append((run, tuple(samples_of_task)))
     scores = []
     for language, members in grouped.items():
         rates: list[float] = []
         statuses: Counter[str] = Counter()
         samples = passed = solved = 0
-        multiple = False
-        for run in members:
-            # MultiPL-E's statuses are those of programs built and run outside Python
-            multiple = multiple or language != "Python"
-            for task_samples in run.tasks.values():
-                if not task_samples:
-                    continue
-                good = sum(sample.passed for sample in task_samples)
-                rates.append(good / len(task_samples))
-                samples += len(task_samples)
-                passed += good
-                solved += good > 0
-                statuses.update(multiple_status(sample) for sample in task_samples)
+        # MultiPL-E's statuses are those of programs built and run outside Python
+        multiple = language != "Python"
+        for _, task_samples in members:
+            if not task_samples:
+                continue
+            good = sum(sample.passed for sample in task_samples)
+            rates.append(good / len(task_samples))
+            samples += len(task_samples)
+            passed += good
+            solved += good > 0
+            statuses.update(multiple_status(sample) for sample in task_samples)
+        member_runs = list({id(run): run for run, _ in members}.values())
         scores.append(
             LanguageScore(
                 language=language,
-                benchmarks=tuple(dict.fromkeys(run.benchmark or "unknown" for run in members)),
-                runs=len(members),
+                benchmarks=tuple(dict.fromkeys(run.benchmark or "unknown" for run in member_runs)),
+                runs=len(member_runs),
                 tasks=len(rates),
                 samples=samples,
                 passed=passed,
@@ -123,7 +136,7 @@ def language_breakdown(runs: Sequence[RunResults]) -> tuple[LanguageScore, ...]:
 
 
 def several_languages(runs: Sequence[RunResults]) -> bool:
-    return len({benchmark_language(run.benchmark) for run in runs}) > 1
+    return len({lang for run in runs for lang in task_languages(run).values()}) > 1
 
 
 def _percent(value: float) -> str:

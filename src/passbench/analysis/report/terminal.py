@@ -47,6 +47,8 @@ def inspection_view(
         parts.append(_triage_table(inspection.triage))
     if inspection.hard_subset is not None:
         parts.append(_groups_table("Hard subset", [inspection.hard_subset], with_interval=True))
+    if inspection.by_language:
+        parts.append(_groups_table("By language", inspection.by_language, with_interval=True))
     if inspection.by_domain:
         parts.append(_groups_table("By domain", inspection.by_domain, with_interval=True))
     if inspection.by_library:

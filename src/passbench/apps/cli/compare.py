@@ -20,6 +20,12 @@ from passbench.analysis.report.leaderboard import (
     leaderboard_markdown,
 )
 from passbench.analysis.report.noise import noise_for_pairs
+from passbench.analysis.report.side_by_side import (
+    by_language,
+    side_by_side_json,
+    side_by_side_markdown,
+    side_by_side_tables,
+)
 from passbench.apps.cli.inspect import data_flags, scoring_flags, scoring_options
 from passbench.apps.cli.options import (
     data_settings,
@@ -106,6 +112,9 @@ def compare(
     pairs = compare_all(runs, options, rule)
     # generation (epochs) and execution (flaky verdicts) noise, apart from task sampling
     noises = noise_for_pairs(runs, pairs, options.confidence)
+    names = unique_names(runs)
+    # beside the pairs: pass@1 per language (runs of several languages)
+    languages = by_language(names, runs)
 
     boards: dict[str, str] = {}
     if output_format.startswith("leaderboard-") or leaderboard is not None:
@@ -136,22 +145,28 @@ def compare(
     if output_format in boards:
         _emit(boards[output_format], output)
     elif output_format == "json":
-        names = unique_names(runs)
         described = [_run_dict(name, run, options) for name, run in zip(names, runs, strict=True)]
         document = json.loads(compare_json(described, pairs))
         for pair_dict, noise in zip(document["pairs"], noises, strict=True):
             pair_dict["run_to_run_noise"] = noise.to_json()
+        document.update(side_by_side_json(names, languages))
         _emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n", output)
     elif output_format == "markdown":
         notes = [f"- {p.a} vs {p.b}: {n.summary}" for p, n in zip(pairs, noises, strict=True)]
         text = compare_markdown(pairs, limit)
-        _emit(text + "\n## Run-to-run noise\n\n" + "\n".join(notes) + "\n", output)
+        extras = side_by_side_markdown(names, languages)
+        text += "\n## Run-to-run noise\n\n" + "\n".join(notes) + "\n"
+        _emit(text + ("\n" + extras if extras else ""), output)
     else:
         view = Group(
             compare_view(pairs, limit),
             *(
                 Text(f"Run-to-run noise, {p.a} vs {p.b}: {n.summary}")
                 for p, n in zip(pairs, noises, strict=True)
+            ),
+            *(
+                Text(shown) if isinstance(shown, str) else shown
+                for shown in side_by_side_tables(names, languages)
             ),
         )
         if output is None:

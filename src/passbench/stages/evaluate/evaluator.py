@@ -230,6 +230,10 @@ class Evaluator:
         entries = []
         for sample, code, (result, fields) in zip(samples, codes, run.verdicts, strict=True):
             entry = sample_entry(sample, code, result)
+            language = self.benchmark.language_of(selected[sample.task_id])
+            # the tasks of one benchmark in several languages: reports group by it
+            if language != self.benchmark.programming_language:
+                entry["language"] = language
             entry.update(fields)
             entries.append(entry)
         runs_block = stability.add_run_counts(entries, run, repeats)[0] if repeats else None

@@ -317,6 +317,7 @@ def _read_sample(task_id: str, position: int, item: Any, path: Path, where: str)
         secure=_optional_flag(item, "secure", path, where),
         raw_solution=_optional(item, "raw_solution", str, path, where),
         truncated=_optional(item, "truncated", str, path, where) or None,
+        language=_optional(item, "language", str, path, where) or None,
         sanitize_error=_optional(item, "sanitize_error", str, path, where) or None,
     )
 

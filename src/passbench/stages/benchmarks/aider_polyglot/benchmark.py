@@ -435,7 +435,6 @@ class AiderPolyglot(BenchmarkBase):
         output = str(result.details.get("ALL", "")) or result.stdout_tail
         lines = output.splitlines()
         fields: dict[str, Any] = {
-            "language": task.metadata["language"],
             "test_timeout": result.status == "timeout",
             "syntax_errors": sum(line.startswith("SyntaxError") for line in lines),
             "indentation_errors": sum(line.startswith("IndentationError") for line in lines),
