@@ -200,6 +200,21 @@ def test_failing_samples_get_their_test_output_back_until_they_pass(
     assert carried[0]["status"] == carried[1]["status"] == "pass"
     assert carried[0]["wall_s"] == carried[1]["wall_s"]
 
+    # inspect and compare read the pass rates after each try from the last try's files
+    last, second = (
+        str(out / f"{STEM}{suffix}-sanitized_calibrated_eval_results.json")
+        for suffix in ("_try3", "_try2")
+    )
+    code, shown = _invoke(["inspect", last, "--format", "json"], data_dir, tmp_path)
+    assert json.loads(shown)["summary"]["pass_rates_by_try"] == {
+        "pass_rate_1": pytest.approx(1 / 3),
+        "pass_rate_2": pytest.approx(2 / 3),
+        "pass_rate_3": 1.0,
+    }
+    code, shown = _invoke(["compare", second, last, "--format", "json"], data_dir, tmp_path)
+    note = json.loads(shown)["pass_rates_by_try"]["note"]
+    assert note.startswith("pass rates per try not compared") and note.endswith(".json) 3)")
+
 
 @pytest.mark.bwrap
 def test_an_interrupted_try_resumes_without_asking_again(

@@ -95,6 +95,19 @@ class RunResults:
         return (self.pass_at_k_file or {}).get(key)
 
     @property
+    def try_pass_rates(self) -> dict[int, float]:
+        """pass@1 after each try of a multi-turn run (`run --tries N`): try -> the pass@k
+        file's `pass_rate_<try>`, for tries 1, 2, ... as far as they go; {} for a run of one
+        try (a benchmark's own `pass_rate_1` alone is not a multi-turn run)."""
+        stored = self.pass_at_k_file or {}
+        rates: dict[int, float] = {}
+        while isinstance(value := stored.get(f"pass_rate_{len(rates) + 1}"), (int, float)):
+            if isinstance(value, bool):
+                break
+            rates[len(rates) + 1] = float(value)
+        return rates if len(rates) > 1 else {}
+
+    @property
     def benchmark(self) -> str | None:
         value = self.meta.get("benchmark")
         if isinstance(value, str):

@@ -90,6 +90,7 @@ def test_compare_shows_pass_at_1_per_language_in_every_format(runs: tuple[Path, 
     assert rows["Python"][names[0]] == {"tasks": 2, "pass_at_1": 1.0, "solved": 2}
     assert rows["Python"][names[1]] == {"tasks": 2, "pass_at_1": 0.5, "solved": 1}
     assert rows["Go"][names[1]]["pass_at_1"] == 1.0
+    assert data["pass_rates_by_try"] is None  # one try each
 
     markdown = _invoke("compare", a, b, "--format", "markdown", "--bootstrap", "200")
     section = markdown.split("## By language", 1)[1]

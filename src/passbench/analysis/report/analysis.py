@@ -73,6 +73,8 @@ class Summary:
     language: str = "Python"  # benchmarks.benchmark_language
     # CWEval: func@k, func-sec@k, secure_given_functional (recomputed from the samples' flags)
     security_scores: Mapping[str, float] = field(default_factory=dict)
+    # a multi-turn run (`run --tries N`): try -> pass@1 after it, as its pass@k file stored it
+    try_pass_rates: Mapping[int, float] = field(default_factory=dict)
 
     @property
     def unsandboxed_warning(self) -> str:
@@ -367,6 +369,7 @@ def _summary(
         unsandboxed=run.unsandboxed,
         environment_gaps=gaps,
         security_scores=security,
+        try_pass_rates=run.try_pass_rates,
     )
 
 

@@ -65,6 +65,7 @@ def summary_dict(summary: Summary) -> dict[str, Any]:
         "samples_per_task": {str(n): count for n, count in summary.samples_per_task.items()},
         "pass_at_k": {key: _number(value) for key, value in summary.pass_at_k.items()},
         "security_scores": {key: _number(v) for key, v in summary.security_scores.items()},
+        "pass_rates_by_try": {f"pass_rate_{t}": v for t, v in summary.try_pass_rates.items()},
         "ci": {key: interval_dict(interval) for key, interval in summary.intervals.items()},
         "pass_at_1_exact_ci": interval_dict(summary.exact_pass_at_1),
         "tasks_solved": summary.tasks_solved,
@@ -243,6 +244,8 @@ def summary_pairs(summary: Summary) -> list[tuple[str, str]]:
         pairs.append((key, text))
     for key, value in summary.security_scores.items():
         pairs.append((key, percent(value)))
+    for attempt, value in summary.try_pass_rates.items():
+        pairs.append((f"pass_rate_{attempt}", f"{percent(value)} (pass@1 after try {attempt})"))
     sizes = ", ".join(
         f"{n} ({count} tasks)" if len(summary.samples_per_task) > 1 else str(n)
         for n, count in summary.samples_per_task.items()

@@ -1,9 +1,10 @@
 """What `passbench compare` shows of its runs beside the pairwise tests: pass@1 per language
-when a run's tasks are in several languages.
+when a run's tasks are in several languages, and pass@1 after each try of multi-turn runs.
 
 Pure: it reads RunResults and returns plain records and their renderings (Markdown lines,
 JSON data, rich tables). The language of a task is what its samples recorded at evaluation
-time (the benchmark's `language_of` hook), else the benchmark's one language.
+time (the benchmark's `language_of` hook), else the benchmark's one language; the pass rates
+after each try are those the run's pass@k file stored (`run --tries N`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ class LanguageRow:
 
     language: str
     runs: Mapping[str, LanguageFigures | None]
+
+
+@dataclass(frozen=True)
+class TriesComparison:
+    """pass@1 after each try, per run; `note` says why nothing is compared ("" when rows are)."""
+
+    tries: int
+    rates: Mapping[str, Mapping[int, float]]  # run name -> try -> pass@1 after it
+    note: str = ""
 
 
 def by_language(names: Sequence[str], runs: Sequence[RunResults]) -> tuple[LanguageRow, ...]:
@@ -77,6 +87,22 @@ def by_language(names: Sequence[str], runs: Sequence[RunResults]) -> tuple[Langu
     )
 
 
+def tries_comparison(names: Sequence[str], runs: Sequence[RunResults]) -> TriesComparison | None:
+    """The runs' pass rates after each try when they made the same number of tries; a note
+    when some made several tries and the others another number; None when none made more than
+    one."""
+    rates = {name: run.try_pass_rates for name, run in zip(names, runs, strict=True)}
+    if not any(rates.values()):
+        return None
+    counts = {name: len(by_try) or 1 for name, by_try in rates.items()}
+    if len(set(counts.values())) > 1:
+        listed = ", ".join(f"{name} {count}" for name, count in counts.items())
+        return TriesComparison(
+            0, {}, f"pass rates per try not compared: the runs made different tries ({listed})"
+        )
+    return TriesComparison(next(iter(counts.values())), rates)
+
+
 # ---- renderings ---------------------------------------------------------------------------------
 
 
@@ -106,11 +132,30 @@ def language_cells(names: Sequence[str], rows: Sequence[LanguageRow]) -> list[li
     return lines
 
 
-def side_by_side_markdown(names: Sequence[str], languages: Sequence[LanguageRow]) -> str:
+def tries_cells(names: Sequence[str], tries: TriesComparison) -> list[list[str]]:
+    """Header, then one line per try: each run's pass@1 after it, and B - A for two runs."""
+    pair = len(names) == 2
+    header = ["", *names, *(["B - A (points)"] if pair else [])]
+    lines = [header]
+    for attempt in range(1, tries.tries + 1):
+        values = [tries.rates[name][attempt] for name in names]
+        cells = [f"pass_rate_{attempt}", *(percent(value) for value in values)]
+        if pair:
+            cells.append(_points(values[1] - values[0]))
+        lines.append(cells)
+    return lines
+
+
+def side_by_side_markdown(
+    names: Sequence[str], languages: Sequence[LanguageRow], tries: TriesComparison | None
+) -> str:
     """The Markdown sections ("" when there is nothing to show)."""
     parts: list[str] = []
     if languages:
         parts += ["## By language", "", *_md(language_cells(names, languages)), ""]
+    if tries is not None:
+        parts += ["## Pass rate after each try", ""]
+        parts += [tries.note, ""] if tries.note else [*_md(tries_cells(names, tries)), ""]
     return "\n".join(parts)
 
 
@@ -121,12 +166,17 @@ def _md(lines: Sequence[Sequence[str]]) -> list[str]:
 
 
 def side_by_side_tables(
-    names: Sequence[str], languages: Sequence[LanguageRow]
+    names: Sequence[str], languages: Sequence[LanguageRow], tries: TriesComparison | None
 ) -> list[Table | str]:
     """Rich tables for the terminal (a note as a plain string)."""
     shown: list[Table | str] = []
     if languages:
         shown.append(_table("By language", language_cells(names, languages)))
+    if tries is not None:
+        if tries.note:
+            shown.append(tries.note)
+        else:
+            shown.append(_table("Pass rate after each try", tries_cells(names, tries)))
     return shown
 
 
@@ -141,8 +191,21 @@ def _table(title: str, lines: Sequence[Sequence[str]]) -> Table:
     return table
 
 
-def side_by_side_json(names: Sequence[str], languages: Sequence[LanguageRow]) -> dict[str, object]:
-    """`by_language`: a list, [] when no run has several languages."""
+def side_by_side_json(
+    names: Sequence[str], languages: Sequence[LanguageRow], tries: TriesComparison | None
+) -> dict[str, object]:
+    """`by_language` (a list, [] when no run has several languages) and `pass_rates_by_try`
+    (null when no run made several tries)."""
+    tries_data: dict[str, object] | None = None
+    if tries is not None:
+        tries_data = {
+            "tries": tries.tries,
+            "runs": {
+                name: {f"pass_rate_{t}": rate for t, rate in by_try.items()}
+                for name, by_try in tries.rates.items()
+            },
+            "note": tries.note,
+        }
     return {
         "by_language": [
             {
@@ -161,5 +224,6 @@ def side_by_side_json(names: Sequence[str], languages: Sequence[LanguageRow]) ->
                 },
             }
             for row in languages
-        ]
+        ],
+        "pass_rates_by_try": tries_data,
     }

@@ -25,6 +25,7 @@ from passbench.analysis.report.side_by_side import (
     side_by_side_json,
     side_by_side_markdown,
     side_by_side_tables,
+    tries_comparison,
 )
 from passbench.apps.cli.inspect import data_flags, scoring_flags, scoring_options
 from passbench.apps.cli.options import (
@@ -113,8 +114,9 @@ def compare(
     # generation (epochs) and execution (flaky verdicts) noise, apart from task sampling
     noises = noise_for_pairs(runs, pairs, options.confidence)
     names = unique_names(runs)
-    # beside the pairs: pass@1 per language (runs of several languages)
+    # beside the pairs: pass@1 per language (runs of several languages) and after each try
     languages = by_language(names, runs)
+    tries = tries_comparison(names, runs)
 
     boards: dict[str, str] = {}
     if output_format.startswith("leaderboard-") or leaderboard is not None:
@@ -149,12 +151,12 @@ def compare(
         document = json.loads(compare_json(described, pairs))
         for pair_dict, noise in zip(document["pairs"], noises, strict=True):
             pair_dict["run_to_run_noise"] = noise.to_json()
-        document.update(side_by_side_json(names, languages))
+        document.update(side_by_side_json(names, languages, tries))
         _emit(json.dumps(document, indent=2, ensure_ascii=False) + "\n", output)
     elif output_format == "markdown":
         notes = [f"- {p.a} vs {p.b}: {n.summary}" for p, n in zip(pairs, noises, strict=True)]
         text = compare_markdown(pairs, limit)
-        extras = side_by_side_markdown(names, languages)
+        extras = side_by_side_markdown(names, languages, tries)
         text += "\n## Run-to-run noise\n\n" + "\n".join(notes) + "\n"
         _emit(text + ("\n" + extras if extras else ""), output)
     else:
@@ -166,7 +168,7 @@ def compare(
             ),
             *(
                 Text(shown) if isinstance(shown, str) else shown
-                for shown in side_by_side_tables(names, languages)
+                for shown in side_by_side_tables(names, languages, tries)
             ),
         )
         if output is None:
