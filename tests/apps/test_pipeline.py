@@ -19,8 +19,8 @@ from passbench.apps.pipeline import (
     generate_samples,
     sample_files,
     sample_identifier,
-    sanitized_row,
 )
+from passbench.apps.samplerows import sanitized_row
 from passbench.core.errors import PermanentProviderError, SampleFileError
 from passbench.core.records import Task
 from passbench.stages.benchmarks import DataSettings, get_benchmark

@@ -282,6 +282,33 @@ def test_sanitize_answer(bench: Benchmark, full: LoadedBenchmark) -> None:
                 assert result.code.strip()
 
 
+def test_answers_of_one_conversation(bench: Benchmark, full: LoadedBenchmark) -> None:
+    """`sanitize_answers` of one answer is `sanitize_answer`'s; by default the last answer
+    stands alone. A reflection (what `run` sends back within the same request) is only ever
+    asked of a benchmark that reflects (`max_reflections`), for an answer that is not usable,
+    and never of a usable reference."""
+    limit = bench.max_reflections
+    assert isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0
+    inherited = type(bench).sanitize_answers is BenchmarkBase.sanitize_answers
+    for task in full.all_tasks[:PROGRAM_SAMPLE]:
+        for split in bench.splits:
+            last = "no code here"
+            if bench.has_reference:
+                last = f"```{bench.prompt_style.fence}\n{bench.canonical_code(task)}\n```\n"
+            answers = ["", "```\nnot it\n```\n", last]
+            alone = bench.sanitize_answers(answers[-1:], task, split)
+            assert alone == bench.sanitize_answer(last, task, split)
+            together = bench.sanitize_answers(answers, task, split)
+            assert isinstance(together, SanitizeResult) and isinstance(together.reflection, str)
+            if inherited:
+                assert together == alone
+            for result in (alone, together):
+                if result.reflection:
+                    assert limit > 0 and not result.ok
+                if bench.has_reference:
+                    assert result.ok and not result.reflection, (task.task_id, split)
+
+
 def test_sample_and_verdict_fields(bench: Benchmark, full: LoadedBenchmark) -> None:
     """What a benchmark adds to sample rows and entries is JSON and keeps the common keys."""
     for task in full.all_tasks[:PROGRAM_SAMPLE]:

@@ -19,17 +19,24 @@ This is the only module that composes stages; the work itself is done by `prompt
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from passbench.core.errors import InputError, SampleFileError, SandboxError
+from passbench.apps.reflections import Reflections, reflecting_file
+from passbench.apps.samplerows import (
+    Appender,
+    read_rows,
+    row_key,
+    sample_row,
+    sanitized_row,
+    task_fields,
+)
+from passbench.core.errors import InputError, SandboxError
 from passbench.core.progress import NullProgress, Progress
-from passbench.core.records import Completion, Prompt, Task
+from passbench.core.records import Prompt, Task
 from passbench.core.samplefile import sample_file_stem
 from passbench.core.settings import ConfigFile, Paths, Resolved
 from passbench.stages.benchmarks import check_split, get_benchmark
@@ -51,7 +58,6 @@ from passbench.stages.providers.registry import official_name_suffix, official_s
 from passbench.stages.results import load_results
 from passbench.stages.sandbox import check_isolation
 from passbench.stages.sandbox.base import Limits
-from passbench.stages.sanitize import SanitizeResult
 
 #: What the official generate appends to the sample file's name.
 SANITIZED_SUFFIX = "-sanitized_calibrated"
@@ -258,121 +264,6 @@ def plan_prompts(
     return prompts, use_chat, use_prefill
 
 
-def sample_row(completion: Completion, prompt: Prompt, *, chat: bool) -> dict[str, Any]:
-    """One raw-file line: the official fields first, passbench's beside them. For direct
-    completion `raw_solution` is the prompt followed by the continuation, as officially."""
-    raw = completion.text if chat else prompt.text + completion.text
-    return {
-        "task_id": completion.task_id,
-        "raw_solution": raw,
-        "sample_index": completion.sample_index,
-        "model": completion.model,
-        "provider": completion.provider,
-        "finish_reason": completion.finish_reason,
-        "usage": asdict(completion.usage),
-        "latency_s": round(completion.latency_s, 3),
-        "params": dict(completion.params),
-        # the thinking, apart from the answer: never sanitized, never evaluated
-        **({"reasoning": completion.reasoning} if completion.reasoning else {}),
-        **({"truncated": completion.truncated} if completion.truncated else {}),
-    }
-
-
-def sanitize_task_answer(answer: str, task: Task, split: str) -> SanitizeResult:
-    """The program a raw answer to `task` stands for: the benchmark's own rule where it has one
-    (`sanitize_answer`: MultiPL-E's fenced block in its language, LiveCodeBench's last fenced
-    block), else Python's sanitizer."""
-    return get_benchmark(task.benchmark).sanitize_answer(answer, task, split)
-
-
-def task_fields(task: Task) -> dict[str, Any]:
-    """What the benchmark records about `task` in each of its sample rows (`sample_fields`:
-    CyberSecEval's language and CWE, which `passbench security` reads); empty for most."""
-    return dict(get_benchmark(task.benchmark).sample_fields(task))
-
-
-def sanitized_row(raw_row: Mapping[str, Any], task: Task, split: str) -> dict[str, Any]:
-    """The sanitized-file line for one raw line: `solution` first, the raw answer kept, and
-    `sanitize_error` when no usable definition of the entry point was found."""
-    answer = str(raw_row["raw_solution"])
-    result = sanitize_task_answer(answer, task, split)
-    row: dict[str, Any] = {"task_id": raw_row["task_id"], "solution": result.code}
-    row.update({key: value for key, value in raw_row.items() if key != "task_id"})
-    row.update(task_fields(task))
-    if not result.ok:
-        row["sanitize_error"] = result.reason
-    return row
-
-
-# ---- the append-only sample files ---------------------------------------------------------
-
-
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    """Rows of a file this module appends to. A last line cut short by an interruption is
-    dropped (and cut from the file, so appending goes on cleanly); damage elsewhere is an error."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    rows: list[dict[str, Any]] = []
-    good_bytes = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            good_bytes += len(line) + 1
-            continue
-        try:
-            row = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            if number == len(lines):  # no newline after it: the write was interrupted
-                with open(path, "r+b") as handle:
-                    handle.truncate(min(good_bytes, len(data)))
-                break
-            raise SampleFileError("malformed JSON", path=path, line=number) from None
-        if (
-            not isinstance(row, dict)
-            or not isinstance(row.get("task_id"), str)
-            or not isinstance(row.get("sample_index"), int)
-        ):
-            raise SampleFileError(
-                "expected an object with task_id and sample_index (written by passbench "
-                "generate); pass --no-resume to start the file afresh",
-                path=path,
-                line=number,
-            )
-        rows.append(row)
-        good_bytes += len(line) + 1
-    else:
-        if data and not data.endswith(b"\n"):  # whole last row, its newline not yet written
-            with open(path, "ab") as handle:
-                handle.write(b"\n")
-    return rows
-
-
-def _key(row: Mapping[str, Any]) -> tuple[str, int]:
-    return str(row["task_id"]), int(row["sample_index"])
-
-
-class _Appender:
-    """Appends JSON lines, flushed one by one, so each finished sample survives a crash."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._handle: IO[str] | None = None  # opened on the first row: no empty files
-
-    def write(self, row: Mapping[str, Any]) -> None:
-        if self._handle is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
-        self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-        self._handle.flush()
-
-    def close(self) -> None:
-        if self._handle is not None:
-            os.fsync(self._handle.fileno())
-            self._handle.close()
-            self._handle = None
-
-
 # ---- generation ---------------------------------------------------------------------------
 
 
@@ -406,33 +297,46 @@ async def generate_samples(
     if not tasks:
         raise InputError("no tasks selected", field="tasks")
     if not generation.resume:
-        for path in (files.raw, files.sanitized):
+        for path in (files.raw, files.sanitized, reflecting_file(files.raw)):
             path.unlink(missing_ok=True)
     by_id = {task.task_id: task for task in tasks}
-    raw_rows = [row for row in _read_rows(files.raw) if row["task_id"] in by_id]
-    done = {_key(row) for row in raw_rows}
-    sanitized_done = {_key(row) for row in _read_rows(files.sanitized)}
+    raw_rows = [row for row in read_rows(files.raw) if row["task_id"] in by_id]
+    done = {row_key(row) for row in raw_rows}
+    sanitized_done = {row_key(row) for row in read_rows(files.sanitized)}
     wanted = {(task.task_id, index) for task in tasks for index in range(generation.n_samples)}
     kept = len(done & wanted)
 
-    sanitized_out = _Appender(files.sanitized)
-    raw_out = _Appender(files.raw)
+    sanitized_out = Appender(files.sanitized)
+    raw_out = Appender(files.raw)
     usage = UsageTotals()
     use_chat: bool | None = None
     use_prefill: bool | None = None
     try:
         # A crash between the two appends leaves a raw row without its sanitized twin.
         for row in raw_rows:
-            if _key(row) not in sanitized_done:
+            if row_key(row) not in sanitized_done:
                 sanitized_out.write(sanitized_row(row, by_id[row["task_id"]], generation.split))
+        # samples an earlier run held for a reflection continue from their last answer
+        held = {row_key(row) for row in read_rows(reflecting_file(files.raw))} - done
+        covered = done | held
         todo = [
             task
             for task in tasks
-            if any((task.task_id, i) not in done for i in range(generation.n_samples))
+            if any((task.task_id, i) not in covered for i in range(generation.n_samples))
         ]
-        if todo:
+        asked_ids = {task.task_id for task in todo}
+        held_ids = {task_id for task_id, _ in held}
+        reflecting = [t for t in tasks if t.task_id in held_ids - asked_ids]
+        if todo or reflecting:
             usage, use_chat, use_prefill, new = await _generate(
-                generation, todo, done, raw_out, sanitized_out, cache, progress, provider
+                generation,
+                _Asked(todo, reflecting, files.raw),
+                done,
+                raw_out,
+                sanitized_out,
+                cache,
+                progress,
+                provider,
             )
         else:
             new = 0
@@ -441,7 +345,7 @@ async def generate_samples(
         sanitized_out.close()
     failures: dict[str, list[str]] = {}
     truncated: list[str] = []
-    for row in _read_rows(files.sanitized):
+    for row in read_rows(files.sanitized):
         if row["task_id"] not in by_id:
             continue
         if row.get("truncated"):
@@ -480,12 +384,22 @@ def request_config(
     return config
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """The tasks whose samples are asked for, and those whose samples only continue their
+    reflections (held by an earlier run, `reflections.py`)."""
+
+    todo: Sequence[Task]
+    reflecting: Sequence[Task]
+    raw: Path
+
+
 async def _generate(
     generation: GenerationSettings,
-    tasks: Sequence[Task],
+    asked: _Asked,
     done: set[tuple[str, int]],
-    raw_out: _Appender,
-    sanitized_out: _Appender,
+    raw_out: Appender,
+    sanitized_out: Appender,
     cache: ResponseCache | None,
     progress: Progress,
     given: Provider | None = None,
@@ -493,6 +407,7 @@ async def _generate(
     config = generation.config
     provider = given or create_provider(config)
     written = 0
+    tasks = [*asked.todo, *asked.reflecting]
     try:
         capabilities = config.apply_capabilities(provider.capabilities)
         prompts, use_chat, use_prefill = plan_prompts(
@@ -504,20 +419,34 @@ async def _generate(
         runner = ModelRunner(provider, config, cache=cache, progress=progress)
         by_id = {prompt.task_id: prompt for prompt in prompts}
         tasks_by_id = {task.task_id: task for task in tasks}
+        # a chat answer whose edits cannot be applied is asked again (Aider's reflections)
+        reflections = Reflections(
+            asked.raw, tasks_by_id, by_id, generation.split, chat=use_chat, done=done
+        )
+
+        def write(raw: dict[str, Any]) -> None:
+            nonlocal written
+            raw_out.write(raw)
+            sanitized_out.write(sanitized_row(raw, tasks_by_id[raw["task_id"]], generation.split))
+            done.add(row_key(raw))
+            written += 1
+
         # Samples an earlier run wrote are answered from the response cache (or, without
         # one, generated again and not written twice).
-        async for completion in runner.iter_completions(prompts, generation.n_samples):
-            key = (completion.task_id, completion.sample_index)
-            if key in done:
-                continue
-            raw = sample_row(completion, by_id[completion.task_id], chat=use_chat)
-            raw.update(task_fields(tasks_by_id[completion.task_id]))
-            raw_out.write(raw)
-            sanitized_out.write(
-                sanitized_row(raw, tasks_by_id[completion.task_id], generation.split)
-            )
-            done.add(key)
-            written += 1
+        todo_ids = {task.task_id for task in asked.todo}
+        first = [prompt for prompt in prompts if prompt.task_id in todo_ids]
+        try:
+            async for completion in runner.iter_completions(first, generation.n_samples):
+                key = (completion.task_id, completion.sample_index)
+                if key in done or key in reflections.held:
+                    continue
+                raw = sample_row(completion, by_id[completion.task_id], chat=use_chat)
+                raw.update(task_fields(tasks_by_id[completion.task_id]))
+                if not reflections.hold(raw):
+                    write(raw)
+            await reflections.settle(runner, write)
+        finally:
+            reflections.close()
     finally:
         if given is None:
             await provider.aclose()
@@ -555,8 +484,8 @@ def summarize(
     (task_id, sample_index): the index generate gave each sample, which the evaluator keeps."""
     wanted = set(task_ids)
     unextracted = {
-        _key(row)
-        for row in _read_rows(sanitized)
+        row_key(row)
+        for row in read_rows(sanitized)
         if row["task_id"] in wanted and row.get("sanitize_error")
     }
     verdicts = load_results(evaluation.eval_results_path)

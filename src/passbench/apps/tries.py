@@ -23,7 +23,7 @@ fractions, as every score in a pass@k file; Aider prints percentages), written i
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -33,15 +33,19 @@ from passbench.apps.pipeline import (
     GenerationSettings,
     RunOutcome,
     SampleFiles,
-    _Appender,
-    _key,
-    _read_rows,
     generate_samples,
     plan_prompts,
     request_config,
+    summarize,
+)
+from passbench.apps.reflections import Reflections, reflecting_file
+from passbench.apps.samplerows import (
+    Appender,
+    continued,
+    read_rows,
+    row_key,
     sample_row,
     sanitized_row,
-    summarize,
     task_fields,
 )
 from passbench.core.errors import InputError, SampleFileError
@@ -156,7 +160,7 @@ async def run_tries(
             before = outcomes[-1]
             current = try_files(files, attempt)
             if not generation.resume:
-                for path in (current.raw, current.sanitized):
+                for path in (current.raw, current.sanitized, reflecting_file(current.raw)):
                     path.unlink(missing_ok=True)
             written, carried = await followups.write(attempt, before.run, current, runner)
             with Journal(journal_path(current.sanitized, output_dir), fingerprint="") as journal:
@@ -167,7 +171,7 @@ async def run_tries(
                 chat=True,
                 prefill=use_prefill,
                 new_samples=written,
-                kept_samples=len(_read_rows(current.raw)) - written - carried,
+                kept_samples=len(read_rows(current.raw)) - written - carried,
             )
             outcomes.append(_evaluate(evaluator, generated, output_dir, attempt, carried))
             _record_pass_rates(outcomes)
@@ -242,24 +246,37 @@ class _FollowUps:
     ) -> tuple[int, int]:
         """Append what `current` lacks; returns (follow-ups written, samples carried)."""
         previous = before.generation.files
-        earlier = {_key(row): row for row in _read_rows(previous.raw)}
+        earlier = {row_key(row): row for row in read_rows(previous.raw)}
         verdicts = load_results(before.evaluation.eval_results_path)
-        rows = [row for row in _read_rows(current.raw) if row["task_id"] in self.tasks]
-        done = {_key(row) for row in rows}
-        sanitized_done = {_key(row) for row in _read_rows(current.sanitized)}
-        raw_out, sanitized_out = _Appender(current.raw), _Appender(current.sanitized)
+        rows = [row for row in read_rows(current.raw) if row["task_id"] in self.tasks]
+        done = {row_key(row) for row in rows}
+        sanitized_done = {row_key(row) for row in read_rows(current.sanitized)}
+        raw_out, sanitized_out = Appender(current.raw), Appender(current.sanitized)
         carried = 0
         asked: dict[int, list[Prompt]] = {}
+        answered: dict[tuple[str, int], list[str]] = {}  # the answers each follow-up continues
+        # a follow-up's answer whose edits cannot be applied is asked again (reflections.py)
+        reflections = Reflections(
+            current.raw, self.tasks, self.prompts, self.split, chat=True, done=done
+        )
+        written = 0
+
+        def write(row: dict[str, Any]) -> None:
+            nonlocal written
+            raw_out.write(row)
+            sanitized_out.write(self._sanitized(row))
+            written += 1
+
         try:
             for row in rows:  # a crash between the two appends left this one without its twin
-                if _key(row) not in sanitized_done:
+                if row_key(row) not in sanitized_done:
                     sanitized_out.write(self._sanitized(row))
             for task_id, samples in verdicts.tasks.items():
                 if task_id not in self.tasks:
                     continue
                 for verdict in samples:
                     key = (task_id, verdict.sample_index)
-                    if key in done:
+                    if key in done or key in reflections.held:
                         continue
                     answer = earlier.get(key)
                     if answer is None:
@@ -276,12 +293,12 @@ class _FollowUps:
                     else:
                         prompt = self._follow_up(answer, verdict)
                         asked.setdefault(verdict.sample_index, []).append(prompt)
-            written = 0
+                        answered[key] = continued(answer)
             for index in sorted(asked):
-                written += await self._ask(
-                    attempt, asked[index], index, runner, raw_out, sanitized_out
-                )
+                await self._ask(attempt, asked[index], index, runner, reflections, write, answered)
+            await reflections.settle(runner, write)
         finally:
+            reflections.close()
             raw_out.close()
             sanitized_out.close()
         return written, carried
@@ -305,18 +322,17 @@ class _FollowUps:
         prompts: Sequence[Prompt],
         index: int,
         runner: ModelRunner,
-        raw_out: _Appender,
-        sanitized_out: _Appender,
-    ) -> int:
+        reflections: Reflections,
+        write: Callable[[dict[str, Any]], None],
+        earlier: Mapping[tuple[str, int], list[str]],
+    ) -> None:
         by_id = {prompt.task_id: prompt for prompt in prompts}
-        written = 0
         async for completion in runner.iter_completions(prompts, 1, first_index=index):
             prompt = by_id[completion.task_id]
             row = sample_row(completion, prompt, chat=True)
             row.update(task_fields(self.tasks[completion.task_id]))
             row["try"] = attempt
             row["messages"] = [dict(message) for message in prompt.messages]
-            raw_out.write(row)
-            sanitized_out.write(self._sanitized(row))
-            written += 1
-        return written
+            row["earlier_answers"] = earlier[(completion.task_id, index)]
+            if not reflections.hold(row):
+                write(row)

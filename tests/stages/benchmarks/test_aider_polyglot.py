@@ -212,6 +212,65 @@ def test_answers_become_solutions_with_malformed_ones_recorded(
     assert "// edited" in edited["files"]["src/main/java/AffineCipher.java"]
 
 
+def test_aiders_error_text_for_blocks_that_match_nothing() -> None:
+    """Word for word what Aider sends back (editblock_coder.py `apply_edits`): the block, the
+    closest lines it might have meant, and what was applied of the rest."""
+    block = "calc.py\n```python\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n"
+    good = block.format(
+        search="def add(a, b):\n    pass\n", replace="def add(a, b):\n    return 1\n"
+    )
+    # two of its three lines are in the file (Aider's 0.6 line ratio): the closest lines and
+    # five either side are shown
+    near = block.format(
+        search="\ndef sub(a, b):\n    pas\n", replace="def sub(a, b):\n    return 2\n"
+    )
+    applied = apply_blocks(good + near, {"calc.py": STUB})
+    assert applied.malformed == (
+        "# 1 SEARCH/REPLACE block failed to match!\n\n"
+        "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in calc.py\n"
+        "<<<<<<< SEARCH\n\ndef sub(a, b):\n    pas\n=======\ndef sub(a, b):\n    return 2\n"
+        ">>>>>>> REPLACE\n\n"
+        "Did you mean to match some of these actual lines from calc.py?\n\n"
+        "```\ndef add(a, b):\n    return 1\n\n\ndef sub(a, b):\n    pass\n```\n\n"
+        "The SEARCH section must exactly match an existing block of lines including all white "
+        "space, comments, indentation, docstrings, etc\n\n"
+        "# The other 1 SEARCH/REPLACE block were applied successfully.\n"
+        "Don't re-send them.\n"
+        "Just reply with fixed versions of the block above that failed to match.\n"
+    )
+
+
+def test_a_conversations_answers_apply_in_turn(
+    bench: AiderPolyglot, tasks: dict[str, Task]
+) -> None:
+    """Each answer edits what the ones before left (Aider's files keep every edit), and the
+    solution counts the malformed answers; the last answer's error is the reflection."""
+    task = tasks["bowling/python"]
+    (name, path), *_ = task.metadata["shown"].items()
+    stub = task.metadata["stubs"][path]
+    first_line = stub.splitlines(keepends=True)[0]
+    edit = (
+        f"{name}\n```python\n<<<<<<< SEARCH\n{{search}}=======\n{{replace}}>>>>>>> REPLACE\n```\n"
+    )
+    marked = edit.format(search=first_line, replace="# marked\n" + first_line)
+    missing = edit.format(search="no such line\n", replace="x\n")
+    on_marked = edit.format(search="# marked\n", replace="# marked twice\n")
+    result = bench.sanitize_answers([marked, missing, on_marked], task, "diff")
+    solution = json.loads(result.code)
+    assert result.ok and not result.reflection and solution["malformed"] == ""
+    assert solution["malformed_responses"] == 1
+    assert solution["files"][path].startswith("# marked twice\n" + first_line)
+    # alone, the last edit matches nothing in the stub: malformed, and sent back as it reads
+    alone = bench.sanitize_answers([on_marked], task, "diff")
+    assert not alone.ok and alone.reflection.startswith("# 1 SEARCH/REPLACE block failed")
+    assert alone.reason == "malformed edit: " + alone.reflection
+    assert bench.max_reflections == 3
+    scores = bench.extra_scores(
+        [{"task_id": task.task_id, "status": "pass", "solution": result.code}], [1]
+    )
+    assert scores["percent_cases_well_formed"] == 0.0 and scores["num_malformed_responses"] == 1
+
+
 def test_the_exercise_folder_restores_tests_and_enables_them(
     bench: AiderPolyglot, tasks: dict[str, Task]
 ) -> None:

@@ -174,7 +174,7 @@ def test_completions_are_cut_as_codegeex_generation_stops() -> None:
 def test_chat_answers_are_shaped_as_prompt_and_completion(key: str) -> None:
     """A chat answer with the whole function (and a `main` or a demo call) becomes a program
     that defines the function once, closed as the tests expect."""
-    from passbench.apps.pipeline import sanitize_task_answer
+    from passbench.apps.samplerows import sanitize_task_answer
 
     benchmark, task = _benchmark(key), _tasks(key)[f"{LANGUAGES[key].id_prefix}53"]
     result = sanitize_task_answer(CHAT[key], task, "complete")
@@ -294,7 +294,7 @@ def test_the_no_output_rule_crosses_the_wire_to_remote_backends() -> None:
 
 @pytest.mark.slow
 def test_chat_answers_pass_in_the_sandbox(sandbox: Sandbox) -> None:
-    from passbench.apps.pipeline import sanitize_task_answer
+    from passbench.apps.samplerows import sanitize_task_answer
 
     programs = []
     for key in KEYS:

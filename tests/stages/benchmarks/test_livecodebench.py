@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from passbench.apps.cli import cli
-from passbench.apps.pipeline import sanitized_row
+from passbench.apps.samplerows import sanitized_row
 from passbench.core.errors import DatasetError, InputError
 from passbench.core.settings import Paths
 from passbench.stages.benchmarks import DataSettings, get_benchmark

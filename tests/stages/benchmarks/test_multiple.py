@@ -221,7 +221,7 @@ def test_every_task_round_trips_through_the_chat_sanitizer(key: str) -> None:
     """On every task: the entry point is the function the prompt opens (Java's camelCase
     name), and a chat answer repeating the prompt's whole function gives back the program a
     completion gives (prompt + body, shaped for the tests)."""
-    from passbench.apps.pipeline import sanitize_task_answer
+    from passbench.apps.samplerows import sanitize_task_answer
 
     benchmark = _benchmark(key)
     closing = {
@@ -252,7 +252,7 @@ def test_every_task_round_trips_through_the_chat_sanitizer(key: str) -> None:
 def test_a_base_models_answer_is_cut_at_the_stop_tokens(key: str) -> None:
     """A direct completion that ran past the function (a provider that ignored the stops) is
     cut where MultiPL-E's generation stops, not reshaped by the chat sanitizer."""
-    from passbench.apps.pipeline import sanitize_task_answer
+    from passbench.apps.samplerows import sanitize_task_answer
 
     benchmark = _benchmark(key)
     task = benchmark.load(data=DataSettings(data_dir=DATA_DIR, download=False)).tasks[0]
@@ -271,7 +271,7 @@ def test_chat_answers_pass_in_the_sandbox(sandbox: Sandbox, key: str) -> None:
     definition of the function that build and pass; a wrong one fails on its assertions."""
     from tests.stages.sanitize import chat_answers
 
-    from passbench.apps.pipeline import sanitize_task_answer
+    from passbench.apps.samplerows import sanitize_task_answer
 
     benchmark, task = _benchmark(key), _task(key)
     answers = {

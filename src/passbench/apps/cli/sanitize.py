@@ -34,7 +34,7 @@ from passbench.apps.cli.options import (
     subset_option,
     version_option,
 )
-from passbench.apps.pipeline import sanitize_task_answer, task_fields
+from passbench.apps.samplerows import conversation_answers, sanitize_answers, task_fields
 from passbench.core.errors import SampleFileError
 from passbench.core.records import Task
 from passbench.core.samplefile import (
@@ -284,13 +284,24 @@ def _read_raw(path: Path, bench: Benchmark, loaded: LoadedBenchmark) -> Iterator
         raise SampleFileError("file is empty; expected one JSON object per line", path=path)
 
 
-def _sanitize_one(job: tuple[str, Task, str]) -> SanitizeResult:
-    answer, task, split = job
-    return sanitize_task_answer(answer, task, split)
+def _sanitize_one(job: tuple[list[str], Task, str]) -> SanitizeResult:
+    answers, task, split = job
+    return sanitize_answers(answers, task, split)
 
 
 def _sanitize_all(raws: list[_Raw], split: str, jobs: int) -> list[SanitizeResult]:
-    work = [(raw.answer, raw.task, split) for raw in raws]
+    # a raw answer that continues a conversation (a later try, a reflection) comes after the
+    # model's earlier answers in it: edits (Aider's) apply over them
+    work = [
+        (
+            conversation_answers({**raw.row, "raw_solution": raw.answer})
+            if raw.row.get("raw_solution") is not None
+            else [raw.answer],
+            raw.task,
+            split,
+        )
+        for raw in raws
+    ]
     with RichProgress() as progress:
         progress.start(len(work), "sanitize")
         if jobs == 1 or len(work) < _PARALLEL_FROM:

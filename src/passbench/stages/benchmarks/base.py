@@ -330,12 +330,22 @@ class Benchmark(Protocol):
     @property
     def subset_sizes(self) -> Mapping[str, int]: ...  # tasks per subset, as published
 
+    @property
+    def max_reflections(self) -> int: ...  # unappliable answers sent back per request (Aider: 3)
+
     def language_of(self, task: Task) -> str:
         """The language of one task's code, as reports show it (where tasks differ)."""
         ...
 
     def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
         """The program a raw model answer to `task` stands for."""
+        ...
+
+    def sanitize_answers(self, answers: Sequence[str], task: Task, split: str) -> SanitizeResult:
+        """The program the model's answers in one conversation stand for, oldest first (earlier
+        tries and reflections, then the last answer). Where answers are edits (Aider's), each
+        applies over what the ones before left, and `reflection` is the error text to send back
+        when the last cannot be applied (asked again at most `max_reflections` times a request)."""
         ...
 
     def sample_fields(self, task: Task) -> Mapping[str, Any]:
@@ -605,6 +615,9 @@ class BenchmarkBase:
     # tasks per subset as the benchmark publishes them (a reported score's interval needs
     # them when the per-task results are not published); {}: unknown
     subset_sizes: Mapping[str, int] = MappingProxyType({})
+    # an answer that cannot be applied is sent back with its error this many times in one
+    # request before the last answer stands (Aider's reflections); 0: answers stand as given
+    max_reflections: int = 0
 
     def language_of(self, task: Task) -> str:
         return self.programming_language
@@ -616,6 +629,11 @@ class BenchmarkBase:
 
         prompt = task.prompts["complete"] if split == "complete" else task.code_prompt
         return sanitize(answer, task.entry_point, prompt=prompt)
+
+    def sanitize_answers(self, answers: Sequence[str], task: Task, split: str) -> SanitizeResult:
+        """The last answer alone, by `sanitize_answer`: a whole program replaces the ones
+        before it."""
+        return self.sanitize_answer(answers[-1], task, split)
 
     def sample_fields(self, task: Task) -> Mapping[str, Any]:
         return {}

@@ -38,6 +38,9 @@ class SanitizeResult:
     ok: bool
     reason: str = ""
     origin: str = ""  # "fenced", "unfenced", "thinking-fenced", "thinking-unfenced", "prompt+body"
+    # what to send back to the model when the answer could not be applied (Aider's error text
+    # for a malformed edit, its "reflection"); "" when nothing is to be sent
+    reflection: str = ""
 
 
 def sanitize(answer: str, entry_point: str, *, prompt: str | None = None) -> SanitizeResult:

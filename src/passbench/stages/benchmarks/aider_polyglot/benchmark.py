@@ -10,8 +10,10 @@ exercise's own test suite judges them.
 - The files the model sees and edits are the exercise's solution files less what Aider
   ignores (CMakeLists.txt, Cargo.toml, .meta/, .docs/, tests, examples); tests are never shown.
 - A solution is a JSON object: `files` (path in the exercise -> text), and for an answer its
-  `edit_format` and `malformed` (Aider's error text, "" when well formed). A plain text is
-  taken as the text of the exercise's first file to edit.
+  `edit_format` and `malformed` (Aider's error text, "" when well formed; `run` sends it back
+  as Aider's reflection, `max_reflections` times), and for a conversation of several answers
+  (reflections, tries: each applied over the ones before) `malformed_responses`. A plain text
+  is taken as the text of the exercise's first file to edit.
 - Grading (toolchains.py): the exercise folder rebuilt from the dataset (tests, build files,
   helpers) with the solution's files over the stubs (a solution cannot replace a test or build
   file: the known exploit, aider #5681), all tests enabled, Aider's test command per language,
@@ -294,6 +296,7 @@ class AiderPolyglot(BenchmarkBase):
     default_version = "7e0611e"
     default_timeout_s = TEST_TIMEOUT_S
     has_reference = True
+    max_reflections = 3  # base_coder.py: an edit that cannot be applied is sent back 3 times
     programming_language = "C++, Go, Java, JavaScript, Python, Rust"
     subset_sizes = {  # noqa: RUF012 (class data, as on every benchmark)
         "full": 225,
@@ -377,24 +380,41 @@ class AiderPolyglot(BenchmarkBase):
     def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
         """The answer applied to the stubs in the split's edit format; not ok when Aider would
         count it malformed (the edits that did apply are kept, as Aider keeps them)."""
+        return self.sanitize_answers((answer,), task, split)
+
+    def sanitize_answers(self, answers: Sequence[str], task: Task, split: str) -> SanitizeResult:
+        """The answers of one exercise's conversation applied in turn, each over the files the
+        ones before left (Aider's files keep every edit across reflections and tries). The
+        solution records `malformed`, the last answer's error ("" when it applied), and
+        `malformed_responses`, how many answers were malformed (Aider's
+        num_malformed_responses for the case); the error is also the reflection Aider sends."""
         from passbench.stages.sanitize import SanitizeResult
 
-        given = _solution_object(answer)
+        given = _solution_object(answers[-1])
         if given is not None:  # already a solution (a re-evaluation, a reference)
             return SanitizeResult(json.dumps(given, indent=1), True, "", "solution")
         edit_format = split if split in APPLIERS else "whole"
         shown: Mapping[str, str] = task.metadata["shown"]
         stubs: Mapping[str, str] = task.metadata["stubs"]
-        applied = APPLIERS[edit_format](answer, {n: stubs[p] for n, p in shown.items()})
+        current: Mapping[str, str] = {n: stubs[p] for n, p in shown.items()}
+        malformed_responses = 0
+        error = ""
+        for answer in answers:
+            applied = APPLIERS[edit_format](answer, current)
+            current, error = applied.files, applied.malformed
+            malformed_responses += bool(error)
         root = _common_root(list(shown.values()))
         files = {
             shown.get(name, posixpath.normpath(posixpath.join(root, name))): text
-            for name, text in applied.files.items()
+            for name, text in current.items()
         }
-        solution = {"edit_format": edit_format, "malformed": applied.malformed, "files": files}
+        solution: dict[str, Any] = {"edit_format": edit_format, "malformed": error}
+        if len(answers) > 1:
+            solution["malformed_responses"] = malformed_responses
+        solution["files"] = files
         code = json.dumps(solution, indent=1)
-        if applied.malformed:
-            return SanitizeResult(code, False, "malformed edit: " + applied.malformed, split)
+        if error:
+            return SanitizeResult(code, False, "malformed edit: " + error, split, reflection=error)
         return SanitizeResult(code, True, "", edit_format)
 
     def solution_from_completion(self, task: Task, completion: str) -> str:
@@ -467,7 +487,8 @@ class AiderPolyglot(BenchmarkBase):
         scores: dict[str, Any] = {}
         malformed = [_malformed(entry) for entry in entries]
         scores["pass_rate_1"] = sum(e["status"] == "pass" for e in entries) / len(entries)
-        scores["percent_cases_well_formed"] = 1 - sum(malformed) / len(entries)
+        # a case is well formed when none of its answers was malformed (reflections included)
+        scores["percent_cases_well_formed"] = 1 - sum(map(bool, malformed)) / len(entries)
         for language in LANGUAGES:
             mine = [e for e in entries if _language(e) == language]
             if mine:
@@ -569,12 +590,19 @@ def _environ() -> Mapping[str, str]:
     return os.environ
 
 
-def _malformed(entry: Mapping[str, Any]) -> bool:
+def _malformed(entry: Mapping[str, Any]) -> int:
+    """How many of the case's answers were malformed: the solution's `malformed_responses`
+    (a conversation of several answers), else 1 when its one answer was."""
     try:
         data = json.loads(str(entry.get("solution") or ""))
     except ValueError:
-        return False
-    return isinstance(data, dict) and bool(data.get("malformed"))
+        return 0
+    if not isinstance(data, dict):
+        return 0
+    count = data.get("malformed_responses")
+    if isinstance(count, int) and not isinstance(count, bool):
+        return count
+    return int(bool(data.get("malformed")))
 
 
 def _language(entry: Mapping[str, Any]) -> str:

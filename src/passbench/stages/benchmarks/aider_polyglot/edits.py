@@ -22,8 +22,10 @@ Facts from Aider-AI/aider (aider/coders/wholefile_coder.py, editblock_coder.py, 
   Shell-command fences (```bash, ...) are not edits.
 
 Aider counts an answer as malformed when applying it raises (`num_malformed_responses`),
-and then asks the model again with the error ("reflection", up to 3 times). passbench applies
-each answer once and records the error; it does not reflect (see docs/benchmarks.md).
+and then asks the model again with the error text ("reflection", up to 3 times in one try):
+`malformed` is that text, word for word (the parse errors, and for SEARCH blocks that match
+nowhere Aider's whole message, "Did you mean" lines included); the benchmark's
+`sanitize_answers` applies a conversation's answers in turn, as Aider's files keep each edit.
 """
 
 from __future__ import annotations
@@ -372,7 +374,7 @@ def apply_blocks(answer: str, files: Mapping[str, str]) -> Applied:
                     break
         resolved.append((target, search, replace))
     edited: list[str] = []
-    failed: list[str] = []
+    failed: list[tuple[str, str, str]] = []
     for name, search, replace in resolved:
         new = _replace_in(result, name, search, replace, fence)
         if not new and search.strip():
@@ -385,18 +387,69 @@ def apply_blocks(answer: str, files: Mapping[str, str]) -> Applied:
             result[name] = new
             edited.append(name)
         else:
-            failed.append(
-                f"SearchReplaceNoExactMatch: This SEARCH block failed to exactly "
-                f"match lines in {name}\n<<<<<<< SEARCH\n{search}=======\n"
-                f"{replace}>>>>>>> REPLACE"
-            )
-    malformed = ""
-    if failed:
-        count = "block" if len(failed) == 1 else "blocks"
-        malformed = f"# {len(failed)} SEARCH/REPLACE {count} failed to match!\n\n" + "\n\n".join(
-            failed
-        )
+            failed.append((name, search, replace))
+    malformed = no_match_message(failed, len(blocks) - len(failed), result, fence) if failed else ""
     return Applied(result, tuple(dict.fromkeys(edited)), malformed, len(blocks))
+
+
+def similar_lines(search: str, content: str, threshold: float = 0.6) -> str:
+    """Aider's `find_similar_lines`: the lines of `content` most like `search` (as many, by
+    difflib's ratio, at least `threshold`), with five lines either side unless the first and
+    last lines match exactly; "" when nothing is that close."""
+    wanted, lines = search.splitlines(), content.splitlines()
+    best_ratio, best_at = 0.0, 0
+    best: list[str] = []
+    for at in range(len(lines) - len(wanted) + 1):
+        chunk = lines[at : at + len(wanted)]
+        ratio = difflib.SequenceMatcher(None, wanted, chunk).ratio()
+        if ratio > best_ratio:
+            best_ratio, best, best_at = ratio, chunk, at
+    if best_ratio < threshold:
+        return ""
+    if best[0] == wanted[0] and best[-1] == wanted[-1]:
+        return "\n".join(best)
+    return "\n".join(lines[max(0, best_at - 5) : min(len(lines), best_at + len(wanted) + 5)])
+
+
+def no_match_message(
+    failed: list[tuple[str, str, str]],
+    passed: int,
+    files: Mapping[str, str],
+    fence: tuple[str, str],
+) -> str:
+    """Aider's error text for SEARCH blocks that matched nowhere (editblock_coder.py
+    `apply_edits`), word for word: what `diff` sends back to the model as its reflection."""
+    plural = "block" if len(failed) == 1 else "blocks"
+    text = f"# {len(failed)} SEARCH/REPLACE {plural} failed to match!\n"
+    for name, search, replace in failed:
+        content = files.get(name, "")
+        text += (
+            f"\n## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines "
+            f"in {name}\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n\n"
+        )
+        similar = similar_lines(search, content)
+        if similar:
+            text += (
+                f"Did you mean to match some of these actual lines from {name}?\n\n"
+                f"{fence[0]}\n{similar}\n{fence[1]}\n\n"
+            )
+        if replace and replace in content:
+            text += (
+                "Are you sure you need this SEARCH/REPLACE block?\n"
+                f"The REPLACE lines are already in {name}!\n\n"
+            )
+    text += (
+        "The SEARCH section must exactly match an existing block of lines including all white"
+        " space, comments, indentation, docstrings, etc\n"
+    )
+    if passed:
+        others = "block" if passed == 1 else "blocks"
+        text += (
+            f"\n# The other {passed} SEARCH/REPLACE {others} were applied successfully.\n"
+            "Don't re-send them.\n"
+            f"Just reply with fixed versions of the {plural} above that failed to match.\n"
+        )
+    return text
 
 
 #: edit format -> how its answers are applied

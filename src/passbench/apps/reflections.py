@@ -1,0 +1,153 @@
+"""Aider's reflections: an answer that cannot be applied is sent back within the same request.
+
+Aider (aider/coders/base_coder.py `run_one`, `apply_updates`) counts an answer whose edits
+cannot be applied as malformed (`num_malformed_responses`) and sends the error text back to the
+model as the next user message, in the same conversation, up to `max_reflections` (3) times,
+before the tests run. A benchmark says whether its answers are such edits: its
+`max_reflections` (0 by default: an answer stands as given) and the `reflection` its
+`sanitize_answers` gives for a conversation's answers (Aider's error text, "" when the last
+answer applied).
+
+Here a chat answer whose sanitized result carries a reflection is held in a side file beside the
+raw samples (`STEM.reflecting.jsonl`) instead of being written; once every answer of the
+request has arrived, each held sample is asked again with its reflection, and its new answer
+held again, until an answer applies or the sample's reflections run out; then its last answer is
+written as the sample, with the conversation it was given (`messages`) and how many reflections
+it took (`reflections`). Its program comes from every answer of the conversation in turn
+(`samplerows.conversation_answers`), as Aider's files keep each edit. A run that stops keeps the
+side file: the next run continues each held sample from its last answer, asking nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from passbench.apps.samplerows import (
+    Appender,
+    continued,
+    conversation_answers,
+    read_rows,
+    row_key,
+    sample_row,
+    sanitize_answers,
+    task_fields,
+)
+from passbench.core.records import Prompt, Task
+from passbench.core.samplefile import sample_file_stem
+from passbench.stages.benchmarks import get_benchmark
+from passbench.stages.feedback import follow_up_prompt
+from passbench.stages.providers import ModelRunner
+
+Row = dict[str, Any]
+
+
+def reflecting_file(raw: Path) -> Path:
+    """The side file of the samples of `raw` held for a reflection."""
+    return raw.with_name(f"{sample_file_stem(raw)}.reflecting.jsonl")
+
+
+class Reflections:
+    """The samples of one sample file held for a reflection, and the asking of them again."""
+
+    def __init__(
+        self,
+        raw: Path,
+        tasks: Mapping[str, Task],
+        prompts: Mapping[str, Prompt],
+        split: str,
+        *,
+        chat: bool,
+        done: set[tuple[str, int]],
+    ) -> None:
+        self.tasks = tasks
+        self.prompts = prompts
+        self.split = split
+        self.chat = chat
+        self.path = reflecting_file(raw)
+        # held by an earlier run that stopped: the last answer of each, unless written since
+        self.held: dict[tuple[str, int], Row] = {
+            row_key(row): row
+            for row in read_rows(self.path)
+            if row["task_id"] in tasks and row_key(row) not in done
+        }
+        self._out = Appender(self.path)
+
+    def reflection(self, row: Row) -> str:
+        """What to send back for the row's answer: "" when it applied, when the benchmark does
+        not reflect or the sample's reflections ran out, or for a completion model."""
+        task = self.tasks[str(row["task_id"])]
+        limit = get_benchmark(task.benchmark).max_reflections
+        if not self.chat or int(row.get("reflections", 0)) >= limit:
+            return ""
+        return sanitize_answers(conversation_answers(row), task, self.split).reflection
+
+    def hold(self, row: Row) -> bool:
+        """Hold the row when its answer is to be sent back (True), else leave it be written."""
+        if not self.reflection(row):
+            return False
+        self._out.write(row)
+        self.held[row_key(row)] = row
+        return True
+
+    async def settle(self, runner: ModelRunner, write: Callable[[Row], None]) -> None:
+        """Ask every held sample again until its answer applies or its reflections run out,
+        writing each sample's last answer through `write`."""
+        try:
+            while self.held:
+                asked: dict[int, list[tuple[Prompt, Row]]] = {}
+                for key, row in list(self.held.items()):
+                    message = self.reflection(row)
+                    if not message:
+                        write(row)
+                        del self.held[key]
+                        continue
+                    asked.setdefault(int(row["sample_index"]), []).append(
+                        (self._follow_up(row, message), row)
+                    )
+                for index in sorted(asked):
+                    await self._ask(runner, index, asked[index])
+        finally:
+            self._out.close()
+        self.path.unlink(missing_ok=True)  # every held sample is written
+
+    def close(self) -> None:
+        self._out.close()
+
+    def _follow_up(self, row: Row, message: str) -> Prompt:
+        first = self.prompts[str(row["task_id"])]
+        messages = row.get("messages")
+        asked = first if not messages else replace(first, messages=tuple(messages))
+        return follow_up_prompt(asked, str(row["raw_solution"]), message)
+
+    async def _ask(self, runner: ModelRunner, index: int, asked: list[tuple[Prompt, Row]]) -> None:
+        by_id = {prompt.task_id: (prompt, row) for prompt, row in asked}
+        prompts = [prompt for prompt, _ in asked]
+        async for completion in runner.iter_completions(prompts, 1, first_index=index):
+            prompt, before = by_id[completion.task_id]
+            row = sample_row(completion, prompt, chat=True)
+            row.update(task_fields(self.tasks[completion.task_id]))
+            if "try" in before:
+                row["try"] = before["try"]
+            row["messages"] = [dict(message) for message in prompt.messages]
+            row["earlier_answers"] = continued(before)
+            row["reflections"] = int(before.get("reflections", 0)) + 1
+            row["usage"] = _added(before.get("usage"), row.get("usage"))
+            self._out.write(row)
+            self.held[row_key(row)] = row
+
+
+def _added(before: Any, now: Any) -> dict[str, Any]:
+    """The tokens (and cost, when both requests know it) of the sample's requests so far."""
+    first, second = dict(before or {}), dict(now or {})
+    total: dict[str, Any] = {
+        name: int(first.get(name) or 0) + int(second.get(name) or 0)
+        for name in ("input_tokens", "output_tokens")
+    }
+    cost_before, cost_now = first.get("cost_usd"), second.get("cost_usd")
+    total["cost_usd"] = (
+        None if cost_before is None or cost_now is None else float(cost_before) + float(cost_now)
+    )
+    return total

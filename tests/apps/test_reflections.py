@@ -1,0 +1,170 @@
+"""Aider's reflections end to end: `passbench run` on Aider's polyglot benchmark (diff edit
+format) through the real `openai` client against a loopback server whose model first answers
+one exercise with a SEARCH/REPLACE edit that matches nothing, then, once it has Aider's error
+text, with a correct edit. The case passes in its one try and counts as not well formed; the
+other exercise is answered well at once. Real exercises, real sandbox."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from tests.stages.providers.servers.base import Recorded, Reply
+from tests.stages.providers.servers.openai_fake import OpenAIFake
+
+from passbench.apps.cli import cli
+from passbench.core.errors import PermanentProviderError
+from passbench.core.records import Task
+from passbench.stages.benchmarks import DataSettings, get_benchmark
+
+EXERCISES = ("bowling", "zipper")  # Python's; bowling gets the malformed edit first
+#: Aider's error text (editblock_coder.py `apply_edits`), word for word
+NO_MATCH = (
+    "# 1 SEARCH/REPLACE block failed to match!\n\n"
+    "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in "
+    "bowling.py\n<<<<<<< SEARCH\ndef roll_a_strike_somewhere(pins):\n    return pins\n"
+    "=======\ndef roll_a_strike_somewhere(pins):\n    return 10\n>>>>>>> REPLACE\n\n"
+)
+MUST_MATCH = (
+    "The SEARCH section must exactly match an existing block of lines including all white "
+    "space, comments, indentation, docstrings, etc\n"
+)
+
+
+def _edit(name: str, search: str, replace: str) -> str:
+    return (
+        f"Here is the change.\n\n{name}\n```python\n<<<<<<< SEARCH\n{search}=======\n"
+        f"{replace}>>>>>>> REPLACE\n```\n"
+    )
+
+
+def _right_edit(task: Task) -> str:
+    """The whole stub replaced by the reference solution, as one SEARCH/REPLACE block."""
+    (name, path), *_ = task.metadata["shown"].items()
+    stub = task.metadata["stubs"][path]
+    reference = next(iter(json.loads(task.canonical_solution)["files"].values()))
+    return _edit(name, stub if stub.endswith("\n") else stub + "\n", reference)
+
+
+class EditingModel(OpenAIFake):
+    """Answers each exercise's conversation: bowling's first answer matches nothing; every
+    other answer is the right edit. `refuse`: exercises whose reflections get a 401."""
+
+    def __init__(self, tasks: dict[str, Task]) -> None:
+        super().__init__()
+        self.tasks = tasks
+        self.refuse: set[str] = set()
+
+    def exercise(self, request: Recorded) -> str:
+        text = "\n".join(str(m["content"]) for m in request.body["messages"])
+        (found,) = [name for name in EXERCISES if f"{name}.py" in text]
+        return found
+
+    def answer(self, request: Recorded) -> Reply:
+        reply = super().answer(request)
+        exercise = self.exercise(request)
+        messages = request.body["messages"]
+        reflected = messages[-1]["content"].startswith("# 1 SEARCH/REPLACE")
+        if reflected and exercise in self.refuse:
+            return Reply(401, {"error": {"message": "key revoked", "code": "invalid_api_key"}})
+        if exercise == "bowling" and not reflected:
+            code = _edit(
+                "bowling.py",
+                "def roll_a_strike_somewhere(pins):\n    return pins\n",
+                "def roll_a_strike_somewhere(pins):\n    return 10\n",
+            )
+        else:
+            code = _right_edit(self.tasks[exercise])
+        for choice in reply.body["choices"]:
+            choice["message"]["content"] = code
+        return reply
+
+    def requests_of(self, exercise: str) -> list[list[dict[str, Any]]]:
+        return [r.body["messages"] for r in self.requests if self.exercise(r) == exercise]
+
+
+@pytest.fixture
+def server(data_dir: Path, tmp_path: Path) -> Iterator[EditingModel]:
+    data = DataSettings(data_dir=data_dir, cache_dir=tmp_path / "cache", download=False)
+    loaded = get_benchmark("aider-polyglot").load(None, "python", data=data)
+    tasks = {
+        str(t.metadata["exercise"]): t for t in loaded.tasks if t.metadata["exercise"] in EXERCISES
+    }
+    fake = EditingModel(tasks)
+    yield fake
+    fake.close()
+
+
+def _run(server: EditingModel, out: Path, data_dir: Path, tmp_path: Path) -> str:
+    ids = ",".join(task.task_id for task in server.tasks.values())
+    args = [
+        *("run", "-m", "fake-chat", "-p", "openai", "--base-url", f"{server.url}/v1"),
+        *("-b", "aider-polyglot", "--subset", "python", "--split", "diff", "--tasks", ids),
+        *("--output-dir", str(out), "--no-cache", "--concurrency", "1"),
+    ]
+    env = {"PASSBENCH_DATA_DIR": str(data_dir), "PASSBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _files(out: Path, suffix: str) -> Path:
+    (path,) = out.glob(f"*{suffix}")
+    return path
+
+
+@pytest.mark.bwrap
+def test_a_malformed_edit_is_sent_back_with_aiders_error_and_counts_as_not_well_formed(
+    server: EditingModel, data_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    _run(server, out, data_dir, tmp_path)
+    # zipper: one request; bowling: the malformed answer, then its reflection
+    assert len(server.requests_of("zipper")) == 1
+    first, second = server.requests_of("bowling")
+    assert second[: len(first)] == first  # the same conversation, continued
+    assert second[len(first)]["role"] == "assistant"
+    assert "roll_a_strike_somewhere" in second[len(first)]["content"]
+    reflection = second[-1]
+    assert reflection["role"] == "user" and len(second) == len(first) + 2
+    assert reflection["content"].startswith(NO_MATCH)
+    assert reflection["content"].endswith(MUST_MATCH)
+
+    scores = json.loads(_files(out, "_pass_at_k.json").read_text(encoding="utf-8"))
+    assert scores["pass@1"] == 1.0  # both pass in their one try
+    assert scores["percent_cases_well_formed"] == 0.5  # bowling had a malformed answer
+    assert scores["num_malformed_responses"] == 1
+
+    rows = [json.loads(line) for line in _files(out, "-sanitized_calibrated.jsonl").open()]
+    by_exercise = {row["task_id"].rsplit("/", 1)[1]: row for row in rows}
+    assert by_exercise["bowling"]["reflections"] == 1
+    assert "reflections" not in by_exercise["zipper"]
+    solution = json.loads(by_exercise["bowling"]["solution"])
+    assert solution["malformed"] == "" and solution["malformed_responses"] == 1
+    assert not list(out.glob("*.reflecting.jsonl"))  # every held sample was written
+
+
+@pytest.mark.bwrap
+def test_a_run_stopped_during_a_reflection_resumes_without_asking_again(
+    server: EditingModel, data_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    server.refuse = {"bowling"}
+    with pytest.raises(PermanentProviderError):
+        _run(server, out, data_dir, tmp_path)
+    assert len(server.requests_of("bowling")) == 2  # the malformed answer, the refused one
+    (held,) = out.glob("*.reflecting.jsonl")
+    assert [json.loads(line)["task_id"].endswith("/bowling") for line in held.open()] == [True]
+
+    server.refuse = set()
+    asked = len(server.requests)
+    _run(server, out, data_dir, tmp_path)
+    # only the reflection that was refused: not the first answer, not zipper again
+    assert len(server.requests) == asked + 1
+    assert server.requests[-1].body["messages"][-1]["content"].startswith(NO_MATCH)
+    scores = json.loads(_files(out, "_pass_at_k.json").read_text(encoding="utf-8"))
+    assert scores["pass@1"] == 1.0 and scores["num_malformed_responses"] == 1
