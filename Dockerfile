@@ -32,11 +32,17 @@ ARG PYTHON_VERSION=""
 ARG BIGCODEBENCH_LOCK_SHA256=""
 # MultiPL-E's and HumanEval-X's toolchains from Debian (MULTIPLE=1; `passbench image build --with-multipl-e`
 # passes all three from the language tables in src/passbench/stages/benchmarks/multiple.py and humanevalx.py;
-# these defaults are the same, for hand builds). Not here yet: what scripts/setup.sh adds from npm (tsc,
-# js-md5) and the Rust crates it builds.
+# these defaults are the same, for hand builds). Not here yet: the Rust crates scripts/setup.sh builds.
 ARG MULTIPLE=""
 ARG MULTIPLE_PACKAGES="nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit golang-go libboost-dev libssl-dev golang-github-stretchr-testify-dev cmake make libboost-date-time-dev junit5 libassertj-core-java python3 python3-pytest cargo"
 ARG MULTIPLE_TOOLS="node g++ javac java /usr/share/java/javatuples.jar rustc lua5.3 /usr/share/lua/5.3/luaunit.lua go /usr/include/boost/any.hpp /usr/include/openssl/md5.h /usr/share/gocode/src/github.com/stretchr/testify/assert cmake make /usr/include/boost/date_time.hpp /usr/share/java/junit-platform-console-standalone.jar /usr/share/java/assertj-core.jar /usr/bin/python3 /usr/lib/python3/dist-packages/pytest cargo"
+
+# with MULTIPLE=1, what scripts/setup.sh adds from npm, pinned as it pins them: tsc (multipl-e-ts) and js-md5
+# (HumanEval-X's JavaScript) into /usr/local, and Aider's polyglot JavaScript test stack (Jest, Babel and
+# Exercism's preset, stages/benchmarks/aider_polyglot/toolchains.py JS_PACKAGES) in the folder each
+# exercise links as its node_modules
+ARG NPM_PACKAGES="typescript@5.9.3 js-md5@0.8.3"
+ARG AIDER_JS_PACKAGES="jest@29.7.0 babel-jest@29.7.0 @babel/core@7.25.2 @exercism/babel-preset-javascript@0.2.1 core-js@3.37.1"
 
 # bubblewrap isolates each sample inside the container; the rest is what BigCodeBench's programs
 # run (evalenv/apt-packages.txt) and what building its lock compiles (g++), and with MULTIPLE=1
@@ -61,6 +67,33 @@ RUN set -eu; \
       for tool in $MULTIPLE_TOOLS; do \
         case "$tool" in /*) test -e "$tool" ;; *) PATH=/usr/local/bin:/usr/bin:/bin command -v "$tool" >/dev/null ;; esac \
         || { echo "MultiPL-E toolchain incomplete: $tool missing" >&2; exit 1; }; \
+      done; \
+    fi
+
+# the npm packages (MULTIPLE=1), from the npm registry at build time as scripts/setup.sh installs them (npm
+# itself from Debian when the base has none, or the one NodeSource's nodejs bundles); each checked where the
+# sandbox looks
+RUN set -eu; \
+    if [ -n "$MULTIPLE" ]; then \
+      npm="npm"; \
+      if ! command -v npm >/dev/null; then \
+        if [ -f /usr/lib/node_modules/npm/bin/npm-cli.js ]; then \
+          npm="node /usr/lib/node_modules/npm/bin/npm-cli.js"; \
+        else \
+          apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm \
+          && rm -rf /var/lib/apt/lists/*; \
+        fi; \
+      fi; \
+      $npm install -g --prefix /usr/local --no-audit --no-fund $NPM_PACKAGES; \
+      js=/usr/local/lib/passbench/aider-polyglot-js; \
+      mkdir -p "$js"; \
+      echo '{"name": "passbench-aider-polyglot-js", "private": true}' > "$js/package.json"; \
+      (cd "$js" && $npm install --no-audit --no-fund $AIDER_JS_PACKAGES); \
+      echo "$AIDER_JS_PACKAGES" > "$js/stamp"; \
+      $npm cache clean --force; \
+      for tool in /usr/local/bin/tsc /usr/local/lib/node_modules/js-md5/package.json "$js/node_modules/.bin/jest" \
+                  "$js/node_modules/@exercism/babel-preset-javascript/package.json"; do \
+        test -e "$tool" || { echo "npm toolchain incomplete: $tool missing" >&2; exit 1; }; \
       done; \
     fi
 

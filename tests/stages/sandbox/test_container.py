@@ -397,3 +397,30 @@ def test_image_with_multiple_toolchains_dry_run() -> None:
             assert f'ARG {name}="{value}"' in dockerfile
     label = re.search(r'org\.passbench\.toolchains="\$\{MULTIPLE:\+([^}]*)\}"', dockerfile)
     assert label is not None and label.group(1).split() == list(LANGUAGES)
+
+
+def test_the_image_gets_the_npm_packages_setup_installs() -> None:
+    """MULTIPLE=1 installs from npm what scripts/setup.sh installs, at the same pins: tsc and
+    js-md5 (the language tables' npm packages) and Aider's polyglot JavaScript test stack, in
+    the folder its exercises link (toolchains.py)."""
+    import re
+
+    from passbench.stages.benchmarks.aider_polyglot.toolchains import JS_MODULES, JS_PACKAGES
+    from passbench.stages.benchmarks.humanevalx import LANGUAGES as HUMANEVAL_X
+    from passbench.stages.benchmarks.multiple import LANGUAGES as MULTIPLE
+
+    dockerfile = (REPO / "Dockerfile").read_text(encoding="utf-8")
+    setup = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    tables = [*MULTIPLE.values(), *HUMANEVAL_X.values()]
+    npm = {package for language in tables for package in language.npm_packages}
+    found = re.search(r'^ARG NPM_PACKAGES="([^"]*)"$', dockerfile, re.MULTILINE)
+    assert found is not None and set(found.group(1).split()) == npm
+    assert f"npm_wanted=({found.group(1)})" in setup
+    aider = re.search(r'^ARG AIDER_JS_PACKAGES="([^"]*)"$', dockerfile, re.MULTILINE)
+    assert aider is not None and tuple(aider.group(1).split()) == JS_PACKAGES
+    assert f'js_wanted="{aider.group(1)}"' in setup
+    folder = JS_MODULES.removesuffix("/node_modules")
+    install = dockerfile.split("ARG AIDER_JS_PACKAGES", 1)[1]
+    assert (
+        f"js={folder};" in install and "install --no-audit --no-fund $AIDER_JS_PACKAGES" in install
+    )
