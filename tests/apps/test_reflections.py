@@ -168,3 +168,52 @@ def test_a_run_stopped_during_a_reflection_resumes_without_asking_again(
     assert server.requests[-1].body["messages"][-1]["content"].startswith(NO_MATCH)
     scores = json.loads(_files(out, "_pass_at_k.json").read_text(encoding="utf-8"))
     assert scores["pass@1"] == 1.0 and scores["num_malformed_responses"] == 1
+
+
+class TwoTryModel(EditingModel):
+    """zipper: try 1 marks the stub (an edit that applies, tests still fail); once it has the
+    test output, an edit whose SEARCH is the marked stub: it applies only over try 1's edit."""
+
+    def answer(self, request: Recorded) -> Reply:
+        reply = OpenAIFake.answer(self, request)
+        task = self.tasks["zipper"]
+        (name, path), *_ = task.metadata["shown"].items()
+        stub = task.metadata["stubs"][path]
+        reference = next(iter(json.loads(task.canonical_solution)["files"].values()))
+        tested = "See the testing errors above." in request.body["messages"][-1]["content"]
+        if tested:
+            code = _edit(name, "# marked by try 1\n" + stub, reference)
+        else:
+            first = stub.splitlines(keepends=True)[0]
+            code = _edit(name, first, "# marked by try 1\n" + first)
+        for choice in reply.body["choices"]:
+            choice["message"]["content"] = code
+        return reply
+
+
+@pytest.mark.bwrap
+def test_a_later_tries_edits_apply_over_the_earlier_tries(data_dir: Path, tmp_path: Path) -> None:
+    data = DataSettings(data_dir=data_dir, cache_dir=tmp_path / "cache", download=False)
+    loaded = get_benchmark("aider-polyglot").load(None, "python", data=data)
+    (zipper,) = [t for t in loaded.tasks if t.metadata["exercise"] == "zipper"]
+    model = TwoTryModel({"zipper": zipper})
+    try:
+        args = [
+            *("run", "-m", "fake-chat", "-p", "openai", "--base-url", f"{model.url}/v1"),
+            *("-b", "aider-polyglot", "--subset", "python", "--split", "diff"),
+            *("--tasks", zipper.task_id, "--tries", "2", "--output-dir", str(tmp_path / "out")),
+            "--no-cache",
+        ]
+        env = {"PASSBENCH_DATA_DIR": str(data_dir), "PASSBENCH_CACHE_DIR": str(tmp_path / "c")}
+        result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    finally:
+        model.close()
+    assert len(model.requests) == 2  # no reflection: both edits applied
+    scores = json.loads(
+        _files(tmp_path / "out", "_try2-sanitized_calibrated_pass_at_k.json").read_text()
+    )
+    assert (scores["pass_rate_1"], scores["pass_rate_2"]) == (0.0, 1.0)
+    assert scores["percent_cases_well_formed"] == 1.0
+    (row,) = [json.loads(line) for line in _files(tmp_path / "out", "_try2.jsonl").open()]
+    assert len(row["earlier_answers"]) == 1 and "# marked by try 1" in row["earlier_answers"][0]
