@@ -25,6 +25,7 @@ from passbench.analysis.report.languages import (
     run_cells,
 )
 from passbench.analysis.report.security import security_html
+from passbench.analysis.report.stability import RunStatistics, statistics_html
 from passbench.analysis.report.svg import Bar, bar_chart, line_chart
 from passbench.analysis.report.triage import class_line, loss_line
 from passbench.analysis.security.summary import SecuritySummary
@@ -48,9 +49,12 @@ def render_report(
     catalog: TaskCatalog,
     security: SecuritySummary | None = None,
     security_tools: str = "",
+    statistics: RunStatistics | None = None,
 ) -> str:
     """The whole report as one HTML document; with `security` (the figures of a `passbench
-    security` result file on this run) a Security section after the failures."""
+    security` result file on this run) a Security section after the failures; with
+    `statistics` (stability.run_statistics of the run's full result files) the flaky samples,
+    epochs and quarantined references after the summary, when they were measured."""
     summary = inspection.summary
     subtitle = " / ".join(v for v in (summary.benchmark, summary.split, summary.subset) if v)
     if summary.date:
@@ -66,6 +70,7 @@ def render_report(
             f'<p class="sub">{escape(subtitle)}</p></header><main>',
             _warning_banner(summary.unsandboxed_warning),
             _summary_section(inspection),
+            statistics_html(statistics) if statistics is not None else "",
             _plots_section(inspection),
             _failures_section(inspection),
             _triage_section(inspection),
