@@ -79,7 +79,7 @@ def render_report(
             '<section id="detail" hidden><h2 id="detail-title"></h2><div id="detail-body"></div>'
             "</section></main>",
             '<script type="application/json" id="task-data">',
-            _script_json(_task_data(run, inspection, catalog)),
+            _script_json(_task_data(run, inspection, catalog, statistics)),
             "</script>",
             f"<script>{_asset('report.js')}</script>",
             "</body></html>\n",
@@ -350,8 +350,20 @@ def _task_row(order: int, row: TaskRow) -> str:
     )
 
 
-def _task_data(run: RunResults, inspection: Inspection, catalog: TaskCatalog) -> dict[str, Any]:
-    """Per-task detail for the page's script; identical solutions are stored once per task."""
+def _task_data(
+    run: RunResults,
+    inspection: Inspection,
+    catalog: TaskCatalog,
+    statistics: RunStatistics | None = None,
+) -> dict[str, Any]:
+    """Per-task detail for the page's script; identical solutions are stored once per task,
+    and a flaky sample carries its verdict counts over the runs (`f`)."""
+    flaky = {
+        (item["task_id"], item["sample_index"]): item["verdicts"]
+        for item in (
+            statistics.stability["flaky_samples"] if statistics and statistics.stability else ()
+        )
+    }
     data: dict[str, Any] = {}
     for row in inspection.tasks:
         solutions: list[str] = []
@@ -372,6 +384,8 @@ def _task_data(run: RunResults, inspection: Inspection, catalog: TaskCatalog) ->
                     "t": [[name, trim_traceback(text)] for name, text in sample.details.items()],
                 }
             )
+            if (row.task_id, sample.sample_index) in flaky:
+                samples[-1]["f"] = flaky[(row.task_id, sample.sample_index)]
         data[row.task_id] = {
             "passed": row.passed,
             "libs": list(row.libs),

@@ -163,10 +163,10 @@ def _task_link(task_id: str) -> str:
     return f'<a href="#task={escape(task_id)}">{escape(task_id)}</a>'
 
 
-def _card(key: str, value: str, note: str) -> str:
+def _card(key: str, value: str, note: str, *, css: str = "v") -> str:
     return (
-        f'<div class="card"><div class="k">{escape(key)}</div><div class="v">{escape(value)}</div>'
-        f'<div class="ci">{escape(note)}</div></div>'
+        f'<div class="card"><div class="k">{escape(key)}</div>'
+        f'<div class="{css}">{escape(value)}</div><div class="ci">{escape(note)}</div></div>'
     )
 
 
@@ -189,6 +189,7 @@ def _flaky_html(stability: Mapping[str, Any]) -> str:
             f"{_percent(stability['pass@1_if_flaky_fail'])} to "
             f"{_percent(stability['pass@1_if_flaky_pass'])}",
             "every flaky sample failing / passing",
+            css="v range",
         ),
     ]
     rows = "".join(
