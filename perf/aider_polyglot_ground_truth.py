@@ -13,46 +13,15 @@ exercise with its category, reason and the last lines of its test output. Exerci
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from _per_language import arguments, ground_truth
+
 LANGUAGES = ("cpp", "go", "java", "javascript", "python", "rust")
-
-
-@dataclass(frozen=True)
-class Measured:
-    tasks: int
-    passed: int
-    wall_s: float
-    durations: dict[str, float]  # task id -> seconds its build and tests took
-    failing: dict[str, dict[str, str]]  # task id -> its verdict (status, category, reason)
-
-
-def run_language(key: str, output: Path, cache: Path, workers: int | None) -> Measured:
-    command = [sys.executable, "-m", "passbench.apps.cli", "evaluate", "-b", "aider-polyglot"]
-    command += ["--subset", key, "--split", "whole", "--ground-truth"]
-    command += ["--output-dir", str(output / key)]
-    if workers:
-        command += ["--workers", str(workers)]
-    env = {**os.environ, "PASSBENCH_CACHE_DIR": str(cache / key)}
-    started = time.perf_counter()
-    finished = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    result_file = output / key / "ground_truth.json"
-    if not result_file.exists():
-        raise SystemExit(f"{key}: no ground_truth.json\n{finished.stdout}\n{finished.stderr}")
-    data = json.loads(result_file.read_text())
-    tasks = data["tasks"]
-    failing = {task_id: tasks[task_id] for task_id in data["failed_tasks"]}
-    durations = {task_id: float(entry.get("duration_s") or 0.0) for task_id, entry in tasks.items()}
-    return Measured(len(tasks), len(tasks) - len(failing), wall, durations, failing)
 
 
 def _unrunnable() -> dict[str, str]:
@@ -71,17 +40,14 @@ def _unrunnable() -> dict[str, str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--languages", default=",".join(LANGUAGES))
-    parser.add_argument("--output-dir", type=Path, default=None)
-    parser.add_argument("--workers", type=int, default=None)
-    args = parser.parse_args()
+    args = arguments(__doc__.splitlines()[0], LANGUAGES)
     output = args.output_dir or Path(tempfile.mkdtemp(prefix="aider-polyglot-gt-"))
     unrunnable = _unrunnable()
     with tempfile.TemporaryDirectory(prefix="aider-polyglot-gt-cache-") as cache:
         print(f"{'language':<11} {'passed':>9} {'rate':>7} {'wall':>7} {'mean':>6} {'max':>6}")
         for key in args.languages.split(","):
-            row = run_language(key, output, Path(cache), args.workers)
+            selection = ["-b", "aider-polyglot", "--subset", key, "--split", "whole"]
+            row = ground_truth(selection, key, output, Path(cache), args.workers)
             rate = f"{row.passed / row.tasks:.2%}"
             mean = sum(row.durations.values()) / max(len(row.durations), 1)
             slowest = max(row.durations.values(), default=0.0)

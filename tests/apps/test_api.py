@@ -94,6 +94,10 @@ def test_evaluate_refuses_what_the_cli_refuses(environ: dict[str, str], tmp_path
         passbench.evaluate("s.jsonl", ground_truth=True, environ=environ)
     with pytest.raises(InputError, match="field 'workers': must be at least 0"):
         passbench.evaluate("s.jsonl", workers=-1, environ=environ)
+    with pytest.raises(InputError, match="field 'runs': must be at least 1"):
+        passbench.evaluate("s.jsonl", runs=0, environ=environ)
+    with pytest.raises(InputError, match="field 'epochs': expected an integer"):
+        passbench.evaluate("s.jsonl", epochs="two", environ=environ)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="field 'pass_k': expected comma-separated integers"):
         passbench.evaluate("s.jsonl", pass_k="a", environ=environ)
     with pytest.raises(InputError, match="expected LOW-HIGH"):

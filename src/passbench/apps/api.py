@@ -103,8 +103,8 @@ def evaluate(
     config: PathArg | None = None,
     environ: Mapping[str, str] | None = None,
     progress: Progress | None = None,
-    runs: int = 1,
-    epochs: int = 1,
+    runs: int | None = None,
+    epochs: int | None = None,
 ) -> RunResults:
     """Run samples (or, with `ground_truth=True`, the canonical solutions) against the tasks'
     tests in the sandbox and score pass@k, as `passbench evaluate` does; the result files are
@@ -159,16 +159,13 @@ def evaluate(
         data_dir=data_dir,
         cache_dir=cache_dir,
         nltk_data=nltk_data,
+        runs=runs,
+        epochs=epochs,
     )
     selection = _selection(tasks, id_range, since, until)
     settings = evaluate_settings(
         resolved, selection, check_ground_truth=check_ground_truth, resume=resume
     )
-    if runs < 1 or epochs < 1:
-        raise InputError(
-            "runs and epochs must be at least 1", field="runs" if runs < 1 else "epochs"
-        )
-    settings = replace(settings, runs=runs, epochs=epochs)
     check_executable(get_benchmark(settings.benchmark))  # before the isolation check
     refuse_without_isolation(settings, resolved.paths)  # before anything is written
     samples_path = None

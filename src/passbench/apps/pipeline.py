@@ -142,6 +142,8 @@ def evaluate_settings(
         ray_address=resolved["ray_address"],
         token=resolved["token"],
         verify_fraction=resolved["verify_fraction"],
+        runs=resolved["runs"],
+        epochs=resolved["epochs"],
     )
 
 

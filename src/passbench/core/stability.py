@@ -12,7 +12,8 @@ Pure functions over verdicts, shared by the evaluator (which writes them), inspe
   far the score could move, as the bounds with every flaky sample failing or passing.
 - **Epochs** (`run --epochs N`): N independent generations per task. Each epoch's pass@1 is
   computed on its own; the reported pass@1 is their mean, with a Student-t interval from the
-  standard error of the per-epoch means (sd / sqrt(N), N - 1 degrees of freedom). That
+  standard error of the per-epoch means (sd / sqrt(N), N - 1 degrees of freedom), clipped to
+  [0, 1]. That
   interval is the run-to-run (generation) noise only: the tasks are the same in every epoch.
 """
 
@@ -117,7 +118,7 @@ class EpochScore:
             "pass@1_stderr": self.stderr,
             "pass@1_ci": [self.low, self.high] if self.low is not None else None,
             "confidence": self.confidence,
-            "method": "student-t over per-epoch pass@1 (sd / sqrt(epochs))",
+            "method": "student-t over per-epoch pass@1 (sd / sqrt(epochs)), clipped to [0, 1]",
         }
 
 
@@ -130,7 +131,9 @@ def epoch_score(per_epoch: Sequence[float], confidence: float = DEFAULT_CONFIDEN
         return EpochScore(tuple(per_epoch), mean, None, None, None, confidence)
     stderr = statistics.stdev(per_epoch) / math.sqrt(len(per_epoch))
     half = t_quantile(confidence, len(per_epoch) - 1) * stderr
-    return EpochScore(tuple(per_epoch), mean, stderr, mean - half, mean + half, confidence)
+    # pass@1 lies in [0, 1]: with few epochs the t band can reach past either end
+    low, high = max(0.0, mean - half), min(1.0, mean + half)
+    return EpochScore(tuple(per_epoch), mean, stderr, low, high, confidence)
 
 
 def epoch_of(sample_index: int, samples_per_epoch: int) -> int:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tests.analysis.report.stability_runs import measure
 
 from passbench.stages.benchmarks import DataSettings
 from passbench.stages.results import RunResults, load_results
@@ -47,3 +49,10 @@ def official_run() -> RunResults:
 @pytest.fixture(scope="session")
 def our_run() -> RunResults:
     return load_results(OURS)
+
+
+@pytest.fixture(scope="session")
+def measured(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Result files of a ground-truth stability run and an evaluation with --runs and --epochs
+    (stability_runs.py; executes in the sandbox, so its tests are marked bwrap)."""
+    return measure(data_dir, tmp_path_factory.mktemp("measured"))

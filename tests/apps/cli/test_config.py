@@ -175,6 +175,33 @@ def test_evaluate_takes_its_table_with_paths_relative_to_the_file(
     assert list(truth["tasks"]) == ["HumanEval/0", "HumanEval/1"]
 
 
+@pytest.mark.bwrap
+def test_runs_come_from_the_config_file_and_a_flag_beats_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs` in [evaluate]: the ground truth is executed that many times (a stability run)."""
+    (tmp_path / "passbench.toml").write_text(
+        '[evaluate]\nbenchmark = "humaneval"\nworkers = 2\nruns = 3\n'
+    )
+    base = ["evaluate", "--ground-truth", "--id-range", "0-2"]
+    code, out, err = run([*base, "--output-dir", "three"], capsys)
+    assert code == 0, err
+    stability = json.loads((tmp_path / "three" / "ground_truth.json").read_text())["stability"]
+    assert stability["runs"] == 3 and stability["unstable_tasks"] == {}
+    assert "0 unstable references over 3 runs" in out
+    code, _, err = run([*base, "--output-dir", "one", "--runs", "1"], capsys)
+    assert code == 0, err
+    assert "stability" not in json.loads((tmp_path / "one" / "ground_truth.json").read_text())
+    # a bad value in the file, and on the command line, each named where it was given
+    (tmp_path / "passbench.toml").write_text("[run]\nepochs = 0\n")
+    code, _, err = run(["run", "--model", "m", "--dry-run"], capsys)
+    assert code == 2
+    assert f"{tmp_path / 'passbench.toml'}:2: field 'run.epochs': must be at least 1" in err
+    (tmp_path / "passbench.toml").unlink()
+    code, _, err = run([*base, "--runs", "0"], capsys)
+    assert code == 2 and "field '--runs': must be at least 1" in err
+
+
 def test_nothing_reads_the_environment_at_import(tmp_path: Path) -> None:
     modules = sorted({target.split(":")[0] for target in _COMMANDS.values()})
     code = "import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules)

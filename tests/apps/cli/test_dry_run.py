@@ -111,3 +111,49 @@ def test_unknown_prices_and_bad_price_files(data_dir: Path, tmp_path: Path) -> N
     assert f"{bad}: field 'my-own-model.input': must be a non-negative number" in str(
         result.exception
     )
+
+
+def _dry(command: str, args: list[str], data_dir: Path, tmp_path: Path) -> str:
+    env = {
+        "PASSBENCH_DATA_DIR": str(data_dir),
+        "PASSBENCH_CACHE_DIR": str(tmp_path / "cache"),
+        "OPENAI_API_KEY": "",
+    }
+    result = CliRunner().invoke(cli, [command, *args, "--dry-run"], env=env)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_generate_dry_run_prints_what_run_dry_run_prints(data_dir: Path, tmp_path: Path) -> None:
+    server = OpenAIFake()
+    out = tmp_path / "out"
+    prices = tmp_path / "prices.toml"
+    prices.write_text('["gpt-4o-2024-08-06"]\ninput = 3.0\noutput = 12.0\n')
+    model = ("-m", "gpt-4o-2024-08-06", "-p", "openai", "--base-url", f"{server.url}/v1")
+    common = [*model, "-b", "humaneval", "--id-range", "2-5", "--prices", str(prices)]
+    try:
+        generated = _dry(
+            "generate", [*common, "-n", "6", "--output-dir", str(out)], data_dir, tmp_path
+        )
+        ran = _dry("run", [*common, "-n", "6", "--output-dir", str(out)], data_dir, tmp_path)
+        # run --epochs 3 of 2 samples asks what generate -n 6 asks
+        epochs = _dry("run", [*common, "-n", "2", "--epochs", "3"], data_dir, tmp_path)
+        raw = tmp_path / "mine.jsonl"
+        named = _dry("generate", [*common, "-n", "6", "-o", str(raw)], data_dir, tmp_path)
+    finally:
+        server.close()
+    assert server.requests == [] and not out.exists() and not raw.exists()
+    assert generated == ran == epochs == named
+    assert generated.startswith("Dry run: nothing is sent and nothing is written.\n")
+    assert "3 requests for 18 samples of 3 tasks to openai:gpt-4o-2024-08-06" in generated
+    assert "output tokens: at most 23,040" in generated  # 18 samples x 1,280
+    assert f"prices: $3 in / $12 out per million tokens ({prices} (gpt-4o-2024-08-06))" in generated
+
+
+def test_run_dry_run_says_what_tries_would_add(data_dir: Path, tmp_path: Path) -> None:
+    args = ["-m", "gpt-4o-2024-08-06", "-p", "openai", "-b", "humaneval", "--id-range", "0-1"]
+    once = _dry("run", args, data_dir, tmp_path)
+    thrice = _dry("run", [*args, "--tries", "3"], data_dir, tmp_path)
+    assert thrice.startswith(once)  # the first try's requests, as a run of one try
+    assert thrice[len(once) :].startswith("--tries 3: the follow-up requests of failing samples")
+    assert "up to 2 more per sample" in thrice

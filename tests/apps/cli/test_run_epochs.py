@@ -19,7 +19,21 @@ pytestmark = pytest.mark.bwrap
 TASKS = 3
 
 
-def _run(server: CanonicalChatServer, out: Path, tmp_path: Path, epochs: int) -> str:
+def _run(
+    server: CanonicalChatServer,
+    out: Path,
+    tmp_path: Path,
+    epochs: int,
+    *,
+    from_config: bool = False,
+) -> str:
+    """`run` with `epochs`: given as --epochs, or (`from_config`) in a config file's [run]."""
+    if from_config:
+        config = tmp_path / "passbench.toml"
+        config.write_text(f"[run]\nepochs = {epochs}\n")
+        given = ["--config", str(config)]
+    else:
+        given = ["--epochs", str(epochs)]
     args = [
         "run",
         "--model",
@@ -34,8 +48,7 @@ def _run(server: CanonicalChatServer, out: Path, tmp_path: Path, epochs: int) ->
         f"0-{TASKS}",
         "--temperature",
         "0.8",
-        "--epochs",
-        str(epochs),
+        *given,
         "--no-gt",
         "--output-dir",
         str(out),
@@ -75,8 +88,9 @@ def test_epochs_generate_independent_samples_and_report_an_interval(
         assert epochs["pass@1_per_epoch"] == [1.0, 1.0] and epochs["pass@1_ci"] == [1.0, 1.0]
         assert "pass@1 over 2 epochs: 1.000 (95% CI 1.000 to 1.000" in text
 
-        # three epochs: the first two come from the response cache, only the third is asked
-        _run(server, out, tmp_path, 3)
+        # three epochs, set in the config file: the first two come from the response cache,
+        # only the third is asked
+        _run(server, out, tmp_path, 3, from_config=True)
         assert _asked(server) == 3 * TASKS
         stem3 = stem[: -len("-2")] + "-3"
         scores = json.loads((out / f"{stem3}-sanitized_calibrated_pass_at_k.json").read_text())

@@ -29,6 +29,11 @@ def load(tmp_path: Path, text: str) -> Path:
         ("offline = 'yes'\n", 1, "offline", "expected true or false"),
         ("[tasks]\nworkers = 2\n", 2, "tasks.workers", "unknown setting for `passbench tasks`"),
         ("models = 1\n", 1, "models", "must be a table"),
+        ("[evaluate]\nruns = 0\n", 2, "evaluate.runs", "must be at least 1"),
+        ("epochs = 0\n", 1, "epochs", "must be at least 1"),
+        ("[run]\nepochs = 'five'\n", 2, "run.epochs", "expected an integer"),
+        ("[run]\ntries = 0\n", 2, "run.tries", "must be at least 1"),
+        ("[generate]\nruns = 2\n", 2, "generate.runs", "unknown setting for `passbench generate`"),
     ],
 )
 def test_bad_keys_and_values_name_file_line_and_key(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import gzip
 import json
 import multiprocessing
@@ -98,7 +99,8 @@ def _import_names(node: ast.stmt) -> set[str]:
     return set()
 
 
-def expected_parts(program: str, entry_point: str) -> tuple[str, set[str], set[str]]:
+@functools.cache  # every answer style of a task is checked against the same program
+def expected_parts(program: str, entry_point: str) -> tuple[str, frozenset[str], frozenset[str]]:
     """(entry point dump, import dumps, dumps of the definitions the entry point reaches)."""
     body = _parse(program).body
     entry = next(
@@ -119,7 +121,15 @@ def expected_parts(program: str, entry_point: str) -> tuple[str, set[str], set[s
                 reached.add(dump)
                 wanted |= _names(node)
                 changed = True
-    return ast.dump(entry), imports, reached
+    return ast.dump(entry), frozenset(imports), frozenset(reached)
+
+
+@functools.cache
+def _free_names(program: str) -> frozenset[str]:
+    """Names `program` uses without binding or importing them."""
+    body = _parse(program).body
+    bound = {name for node in body for name in _binds(node) | _import_names(node)}
+    return frozenset(_names(_parse(program)) - bound)
 
 
 def recovered(code: str, program: str, entry_point: str) -> str:
@@ -142,9 +152,7 @@ def recovered(code: str, program: str, entry_point: str) -> str:
     }
     # An extra import is fine when it supplies a name the canonical program forgot to import
     # (BigCodeBench/602 uses `os` and relies on the test module importing it).
-    free = _names(_parse(program)) - {
-        name for n in _parse(program).body for name in _binds(n) | _import_names(n)
-    }
+    free = _free_names(program)
     if not imports <= got_imports or not extra <= free:
         extra_count, missing_count = len(got_imports - imports), len(imports - got_imports)
         return f"imports differ: {extra_count} extra, {missing_count} missing"

@@ -23,6 +23,9 @@ from passbench.stages.benchmarks import benchmark_language, benchmark_names, get
 from passbench.stages.results import RunResults, SampleResult, task_order
 from passbench.stages.results.taskinfo import TaskCatalog
 
+#: The quarantine category of a task whose reference a ground-truth stability run found unstable.
+UNSTABLE = "unstable_reference"
+
 DEFAULT_KS = (1, 5, 10)
 EXAMPLES_PER_GROUP = 5
 TRACEBACK_LINES = 30  # lines of a traceback kept in reports (head and tail)
@@ -258,9 +261,20 @@ def _summary(
     counts = {task: nc for task, nc in run.counts().items() if task not in quarantined}
     notes: list[str] = []
     if quarantined:
+        unstable = {t for t, why in quarantined.items() if why.get("category") == UNSTABLE}
+        # why the references are not trusted: unstable over a ground-truth stability run
+        # (evaluate --ground-truth --runs N), or failing the benchmark's own self-check
+        reasons = [
+            text
+            for text, present in (
+                ("unstable over a ground-truth stability run", unstable),
+                ("failing the oracle self-check", set(quarantined) - unstable),
+            )
+            if present
+        ]
         notes.append(
             f"{len(quarantined)} task(s) quarantined and left out of every score (their "
-            f"references fail the oracle self-check): {', '.join(_ordered(quarantined))}"
+            f"references are {' or '.join(reasons)}): {', '.join(_ordered(quarantined))}"
         )
     security = _security_scores(run, quarantined, options.ks)
     sizes = Counter(n for n, _ in counts.values())

@@ -25,6 +25,7 @@ from passbench.analysis.report.languages import (
     run_cells,
 )
 from passbench.analysis.report.security import security_html
+from passbench.analysis.report.stability import RunStatistics, statistics_html
 from passbench.analysis.report.svg import Bar, bar_chart, line_chart
 from passbench.analysis.report.triage import class_line, loss_line
 from passbench.analysis.security.summary import SecuritySummary
@@ -48,9 +49,12 @@ def render_report(
     catalog: TaskCatalog,
     security: SecuritySummary | None = None,
     security_tools: str = "",
+    statistics: RunStatistics | None = None,
 ) -> str:
     """The whole report as one HTML document; with `security` (the figures of a `passbench
-    security` result file on this run) a Security section after the failures."""
+    security` result file on this run) a Security section after the failures; with
+    `statistics` (stability.run_statistics of the run's full result files) the flaky samples,
+    epochs and quarantined references after the summary, when they were measured."""
     summary = inspection.summary
     subtitle = " / ".join(v for v in (summary.benchmark, summary.split, summary.subset) if v)
     if summary.date:
@@ -67,6 +71,7 @@ def render_report(
             _warning_banner(summary.unsandboxed_warning),
             _summary_section(inspection),
             _by_language_section(inspection),
+            statistics_html(statistics) if statistics is not None else "",
             _plots_section(inspection),
             _failures_section(inspection),
             _triage_section(inspection),
@@ -75,7 +80,7 @@ def render_report(
             '<section id="detail" hidden><h2 id="detail-title"></h2><div id="detail-body"></div>'
             "</section></main>",
             '<script type="application/json" id="task-data">',
-            _script_json(_task_data(run, inspection, catalog)),
+            _script_json(_task_data(run, inspection, catalog, statistics)),
             "</script>",
             f"<script>{_asset('report.js')}</script>",
             "</body></html>\n",
@@ -379,8 +384,20 @@ def _task_row(order: int, row: TaskRow) -> str:
     )
 
 
-def _task_data(run: RunResults, inspection: Inspection, catalog: TaskCatalog) -> dict[str, Any]:
-    """Per-task detail for the page's script; identical solutions are stored once per task."""
+def _task_data(
+    run: RunResults,
+    inspection: Inspection,
+    catalog: TaskCatalog,
+    statistics: RunStatistics | None = None,
+) -> dict[str, Any]:
+    """Per-task detail for the page's script; identical solutions are stored once per task,
+    and a flaky sample carries its verdict counts over the runs (`f`)."""
+    flaky = {
+        (item["task_id"], item["sample_index"]): item["verdicts"]
+        for item in (
+            statistics.stability["flaky_samples"] if statistics and statistics.stability else ()
+        )
+    }
     data: dict[str, Any] = {}
     for row in inspection.tasks:
         solutions: list[str] = []
@@ -401,6 +418,8 @@ def _task_data(run: RunResults, inspection: Inspection, catalog: TaskCatalog) ->
                     "t": [[name, trim_traceback(text)] for name, text in sample.details.items()],
                 }
             )
+            if (row.task_id, sample.sample_index) in flaky:
+                samples[-1]["f"] = flaky[(row.task_id, sample.sample_index)]
         data[row.task_id] = {
             "passed": row.passed,
             "libs": list(row.libs),

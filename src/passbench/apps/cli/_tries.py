@@ -31,7 +31,7 @@ def tries_params() -> list[click.Parameter]:
         click.Option(
             ["--feedback-lines"],
             type=click.IntRange(min=0),
-            help="Lines of test output a follow-up shows (default 50; 0: every line).",
+            help="Lines of test output a follow-up shows (default 0: every line, as Aider).",
         ),
     ]
 

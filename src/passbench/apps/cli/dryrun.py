@@ -1,5 +1,7 @@
-"""`passbench run --dry-run`: the requests a run would send, their tokens and cost; nothing is
-sent, no provider is built (no API key is read, no local model is loaded), nothing is written.
+"""`passbench generate --dry-run` and `passbench run --dry-run`: the requests they would send,
+their tokens and cost; nothing is sent, no provider is built (no API key is read, no local model
+is loaded), nothing is written. The options are generate's, so `run` has them through
+generate's parameters, and both print through `print_dry_run`.
 
 The prompts are the ones the run would build (`pipeline.plan_prompts`, the same task selection,
 split, chat/prefill choice); tokens and prices are `stages.providers.estimate`'s.
@@ -21,6 +23,21 @@ from passbench.stages.providers.estimate import (
     prompt_text,
     resolve_prices,
     token_counter,
+)
+
+#: --dry-run and --prices (generate's options; run takes them from generate).
+DRY_RUN_OPTIONS = (
+    click.option(
+        "--dry-run",
+        is_flag=True,
+        help="Print the requests, their tokens and cost, and stop: nothing is sent.",
+    ),
+    click.option(
+        "--prices",
+        "price_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="TOML or JSON file of USD per million tokens by model id (for --dry-run).",
+    ),
 )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -101,20 +100,16 @@ from passbench.stages.evaluate import (
 @click.option("--no-gt", is_flag=True, help="Skip the ground-truth check (official --no_gt).")
 @click.option(
     "--runs",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
+    type=int,
     help="Execute every sample (or, with --ground-truth, every reference) this many times: "
     "samples whose verdicts differ are reported flaky; unstable references are quarantined. "
-    "pass@k counts the first run.",
+    "pass@k counts the first run (default 1).",
 )
 @click.option(
     "--epochs",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
+    type=int,
     help="The samples are this many independent generations per task (run: generate them): "
-    "pass@1 per epoch, and their mean with a confidence interval.",
+    "pass@1 per epoch, and their mean with a confidence interval (default 1).",
 )
 @click.option(
     "--no-resume", is_flag=True, help="Re-run samples the journal already has verdicts for."
@@ -188,14 +183,13 @@ def evaluate_settings(
 def settings_from(resolved: Resolved, options: Mapping[str, Any]) -> EvaluateSettings:
     """EvaluateSettings from resolved settings (of `evaluate` or `run`) and the options that
     are not settings (samples, task selection, --no-gt, --no-resume)."""
-    settings = pipeline_settings(
+    return pipeline_settings(
         resolved,
         task_selection(options),
         samples=options.get("samples"),
         check_ground_truth=not options["no_gt"],
         resume=not options["no_resume"],
     )
-    return replace(settings, runs=options.get("runs") or 1, epochs=options.get("epochs") or 1)
 
 
 def _title(evaluator: Evaluator) -> str:

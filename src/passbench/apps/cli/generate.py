@@ -24,6 +24,7 @@ import click
 from rich.console import Console
 
 from passbench.apps.cli._progress import RichProgress
+from passbench.apps.cli.dryrun import DRY_RUN_OPTIONS, print_dry_run
 from passbench.apps.cli.options import (
     benchmark_option,
     config_option,
@@ -122,6 +123,7 @@ _GENERATION_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         is_flag=True,
         help="Start the sample files afresh instead of keeping the samples they hold.",
     ),
+    *DRY_RUN_OPTIONS,
 )
 
 
@@ -283,6 +285,10 @@ def generate(ctx: click.Context, /, **options: Any) -> None:
     resolved = resolve_options(ctx, "generate", options)
     config = model_config(options, resolved.config)
     selection = select(resolved, options)
+    generation = generation_settings(resolved, options, config, selection.split)
+    if options["dry_run"]:
+        print_dry_run(config, list(selection.tasks), generation, options["price_file"])
+        return
     files = output_files(resolved, options, config, selection, options["output"])
     offline_model_hub(resolved, os.environ)
     cache = open_cache(resolved, options)
@@ -290,7 +296,7 @@ def generate(ctx: click.Context, /, **options: Any) -> None:
         with RichProgress() as progress:
             outcome = asyncio.run(
                 generate_samples(
-                    generation_settings(resolved, options, config, selection.split),
+                    generation,
                     selection.tasks,
                     files,
                     cache=cache,

@@ -284,6 +284,7 @@ def inspect(
             catalog,
             security.summary if security is not None else None,
             _tools_line(security) if security is not None else "",
+            statistics,
         )
         target.write_text(html, encoding="utf-8")
         click.echo(f"wrote {target}")

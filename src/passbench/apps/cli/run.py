@@ -57,18 +57,7 @@ def _shared_params() -> list[click.Parameter]:
     return params
 
 
-@click.command(params=_shared_params() + tries_params())
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Print the requests, their tokens and cost, and stop: nothing is sent.",
-)
-@click.option(
-    "--prices",
-    "price_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="TOML or JSON file of USD per million tokens by model id (for --dry-run).",
-)
+@click.command(params=_shared_params() + tries_params())  # --dry-run and --prices: generate's
 @click.pass_context
 def run(ctx: click.Context, /, dry_run: bool, price_file: Path | None, **options: Any) -> None:
     """Generate samples, sanitize them, evaluate them and report pass@k, in one command."""
@@ -77,8 +66,16 @@ def run(ctx: click.Context, /, dry_run: bool, price_file: Path | None, **options
     config = model_config(options, resolved.config)
     selection = select(resolved, options)
     if dry_run:
+        # the requests of every epoch: --epochs N asks N times --n-samples per task
         generation = generation_settings(resolved, options, config, selection.split)
+        generation = replace(generation, n_samples=generation.n_samples * resolved["epochs"])
         print_dry_run(config, list(selection.tasks), generation, price_file)
+        if resolved["tries"] > 1:
+            click.echo(
+                f"--tries {resolved['tries']}: the follow-up requests of failing samples (up to "
+                f"{resolved['tries'] - 1} more per sample, each with the answer and its test "
+                "output) are not counted: they depend on the tests' verdicts"
+            )
         return
     check_executable(selection.benchmark)  # before any request: nothing could be evaluated
     settings = replace(

@@ -220,6 +220,22 @@ _EVALUATE: tuple[Setting, ...] = (
         minimum=0,
         below=1.000001,
     ),
+    _setting(
+        "runs",
+        "integer",
+        1,
+        "Execute every sample (with --ground-truth: every reference) this many times: flaky "
+        "samples are listed, unstable references quarantined; pass@k counts the first run.",
+        minimum=1,
+    ),
+    _setting(
+        "epochs",
+        "integer",
+        1,
+        "The samples are this many independent generations per task (run: generate them): "
+        "pass@1 per epoch, their mean and a Student-t interval.",
+        minimum=1,
+    ),
 )
 
 _GENERATE: tuple[Setting, ...] = (

@@ -236,7 +236,6 @@ class Evaluator:
                 entry["language"] = language
             entry.update(fields)
             entries.append(entry)
-        runs_block = stability.add_run_counts(entries, run, repeats)[0] if repeats else None
         # a benchmark whose references must pass a self-check (CWEval's oracles) leaves the
         # tasks that fail it out of every score
         quarantined = (
@@ -251,6 +250,11 @@ class Evaluator:
             if task_id in selected and task_id not in quarantined
         }
         quarantined = {**quarantined, **unstable}
+        runs_block = (
+            stability.add_run_counts(entries, run, repeats, left_out=quarantined)[0]
+            if repeats
+            else None
+        )
         scored = [entry for entry in entries if entry["task_id"] not in quarantined]
         counts: dict[str, tuple[int, int]] = {}
         for entry in scored:

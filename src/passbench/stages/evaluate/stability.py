@@ -12,7 +12,7 @@ tasks (left out of pass@k, named in the pass@k file with the denominator used).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +47,17 @@ def repeat_sample_runs(
 
 
 def add_run_counts(
-    entries: Sequence[dict[str, Any]], first: SampleVerdicts, repeats: Sequence[SampleVerdicts]
+    entries: Sequence[dict[str, Any]],
+    first: SampleVerdicts,
+    repeats: Sequence[SampleVerdicts],
+    left_out: Collection[str] = (),
 ) -> tuple[dict[str, Any], Isolation]:
     """Give each sample entry its verdict counts over every run (`runs`) and `flaky`; return
-    the pass@k file's `stability` block and the weakest isolation of the repeats."""
+    the pass@k file's `stability` block and the weakest isolation of the repeats.
+
+    The block is over the samples pass@k scores: the tasks in `left_out` (quarantined) keep
+    their counts in their entries but stay out of the flaky rate and the pass@1 bounds, which
+    are then comparable with the run's pass@1."""
     rows = []
     for position, entry in enumerate(entries):
         statuses = [first.verdicts[position][0].status]
@@ -58,7 +65,9 @@ def add_run_counts(
         counts = verdict_counts(statuses)
         entry["runs"] = counts
         entry["flaky"] = is_flaky(counts)
-        rows.append((str(entry["task_id"]), int(entry.get("sample_index", 0)), statuses[0], counts))
+        task_id = str(entry["task_id"])
+        if task_id not in left_out:
+            rows.append((task_id, int(entry.get("sample_index", 0)), statuses[0], counts))
     isolation = weakest(first.isolation, *(repeat.isolation for repeat in repeats))
     return flaky_summary(rows, 1 + len(repeats)), isolation
 

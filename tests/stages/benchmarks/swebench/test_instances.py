@@ -290,7 +290,8 @@ def test_a_bad_row_names_file_line_and_field(
 
 @pytest.mark.parametrize(
     "content",
-    [None, gzip.compress(b'{"a": 1}\n')[:15], b"\x1f\x8bnot gzip at all", b"\xff\xfe\n"],
+    [None, gzip.compress(b'{"a": 1}\n', mtime=0)[:15], b"\x1f\x8bnot gzip at all", b"\xff\xfe\n"],
+    ids=["missing", "truncated-gzip", "not-gzip", "not-utf8"],
 )
 def test_an_unreadable_file_is_an_input_error(tmp_path: Path, content: bytes | None) -> None:
     path = tmp_path / "rows.jsonl.gz"

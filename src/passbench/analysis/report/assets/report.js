@@ -142,6 +142,11 @@
       if (sample.s !== "pass" || task.samples.length === 1) box.open = sample.i === firstFailing(task);
       var heading = "sample " + sample.i + ": " + sample.s + (sample.l ? " (" + sample.l + ")" : "");
       if (sample.d !== null) heading += ", " + sample.d.toFixed(2) + " s";
+      if (sample.f) {
+        heading += "; flaky: " + Object.keys(sample.f).map(function (status) {
+          return status + " " + sample.f[status];
+        }).join(", ") + " over the runs";
+      }
       box.appendChild(element("summary", heading, "status-" + sample.s));
       if (sample.m) box.appendChild(element("p", sample.m));
       sample.t.forEach(function (test) {
