@@ -3,16 +3,13 @@ done in passbench.apps.tries)."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import click
 from rich.console import Console
 
-from passbench.apps.cli._progress import RichProgress
-from passbench.apps.cli.generate import offline_model_hub, open_cache, print_generation
+from passbench.apps.cli.generate import print_generation, with_cache_and_progress
 from passbench.apps.pipeline import GenerationSettings, RunOutcome, SampleFiles
 from passbench.apps.tries import TriesOutcome, TriesSettings, run_tries
 from passbench.core.settings import Resolved
@@ -46,25 +43,20 @@ def run_with_tries(
     print_summary: Callable[[Console, RunOutcome], None],
 ) -> None:
     """`run` with `--tries` above 1: every try, then what each did and the pass rates."""
-    offline_model_hub(resolved, os.environ)
-    cache = open_cache(resolved, options)
-    try:
-        with RichProgress() as progress:
-            outcome = asyncio.run(
-                run_tries(
-                    generation,
-                    settings,
-                    resolved.paths,
-                    files,
-                    tries,
-                    output_dir=resolved["output_dir"],
-                    cache=cache,
-                    progress=progress,
-                )
-            )
-    finally:
-        if cache is not None:
-            cache.close()
+    outcome = with_cache_and_progress(
+        resolved,
+        options,
+        lambda cache, progress: run_tries(
+            generation,
+            settings,
+            resolved.paths,
+            files,
+            tries,
+            output_dir=resolved["output_dir"],
+            cache=cache,
+            progress=progress,
+        ),
+    )
     console = Console(stderr=True)
     first = outcome.tries[0].run
     print_generation(console, first.generation, first.evaluation.n_tasks)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Coroutine, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -56,6 +56,7 @@ from passbench.stages.providers import ModelConfig, ResponseCache
 from passbench.stages.providers.config import parse_provider_options
 
 F = TypeVar("F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 _GENERATION_OPTIONS: tuple[Callable[[Any], Any], ...] = (
     click.option("--model", "-m", required=True, help="Model id, or a [models.NAME] table's name."),
@@ -230,6 +231,23 @@ def open_cache(resolved: Resolved, options: Mapping[str, Any]) -> ResponseCache 
     return ResponseCache(path)
 
 
+def with_cache_and_progress(
+    resolved: Resolved,
+    options: Mapping[str, Any],
+    work: Callable[[ResponseCache | None, RichProgress], Coroutine[Any, Any, _T]],
+) -> _T:
+    """Run `work` (generation, or a whole run) under a progress bar with the response cache,
+    which is closed however the work ends; the model hub offline when the user asked so."""
+    offline_model_hub(resolved, os.environ)
+    cache = open_cache(resolved, options)
+    try:
+        with RichProgress() as progress:
+            return asyncio.run(work(cache, progress))
+    finally:
+        if cache is not None:
+            cache.close()
+
+
 def offline_model_hub(resolved: Resolved, environ: MutableMapping[str, str]) -> None:
     """HF_HUB_OFFLINE=1 with PASSBENCH_OFFLINE (apps.pipeline.offline_model_hub)."""
     offline_hub(resolved.paths, environ)
@@ -290,20 +308,11 @@ def generate(ctx: click.Context, /, **options: Any) -> None:
         print_dry_run(config, list(selection.tasks), generation, options["price_file"])
         return
     files = output_files(resolved, options, config, selection, options["output"])
-    offline_model_hub(resolved, os.environ)
-    cache = open_cache(resolved, options)
-    try:
-        with RichProgress() as progress:
-            outcome = asyncio.run(
-                generate_samples(
-                    generation,
-                    selection.tasks,
-                    files,
-                    cache=cache,
-                    progress=progress,
-                )
-            )
-    finally:
-        if cache is not None:
-            cache.close()
+    outcome = with_cache_and_progress(
+        resolved,
+        options,
+        lambda cache, progress: generate_samples(
+            generation, selection.tasks, files, cache=cache, progress=progress
+        ),
+    )
     print_generation(console, outcome, len(selection.tasks))

@@ -9,8 +9,6 @@ passbench.apps.pipeline; this module only reads options and renders.
 
 from __future__ import annotations
 
-import asyncio
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,6 @@ from typing import Any
 import click
 from rich.console import Console
 
-from passbench.apps.cli._progress import RichProgress
 from passbench.apps.cli._tries import run_with_tries, tries_params
 from passbench.apps.cli.dryrun import print_dry_run
 from passbench.apps.cli.evaluate import evaluate as evaluate_command
@@ -27,11 +24,10 @@ from passbench.apps.cli.generate import generate as generate_command
 from passbench.apps.cli.generate import (
     generation_settings,
     model_config,
-    offline_model_hub,
-    open_cache,
     output_files,
     print_generation,
     select,
+    with_cache_and_progress,
 )
 from passbench.apps.cli.options import resolve_options
 from passbench.apps.pipeline import RunOutcome, refuse_without_isolation, run_pipeline
@@ -102,24 +98,19 @@ def run(ctx: click.Context, /, dry_run: bool, price_file: Path | None, **options
             raise click.UsageError("--tries and --epochs are one at a time: choose one")
         run_with_tries(resolved, options, generation, settings, files, tries, _print_summary)
         return
-    offline_model_hub(resolved, os.environ)
-    cache = open_cache(resolved, options)
-    try:
-        with RichProgress() as progress:
-            outcome = asyncio.run(
-                run_pipeline(
-                    generation,
-                    settings,
-                    resolved.paths,
-                    files,
-                    output_dir=resolved["output_dir"],
-                    cache=cache,
-                    progress=progress,
-                )
-            )
-    finally:
-        if cache is not None:
-            cache.close()
+    outcome = with_cache_and_progress(
+        resolved,
+        options,
+        lambda cache, progress: run_pipeline(
+            generation,
+            settings,
+            resolved.paths,
+            files,
+            output_dir=resolved["output_dir"],
+            cache=cache,
+            progress=progress,
+        ),
+    )
     print_generation(console, outcome.generation, len(selection.tasks))
     _print_summary(Console(), outcome)
 
