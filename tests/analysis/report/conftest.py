@@ -7,21 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.analysis.report.result_files import OFFICIAL, OURS
 from tests.analysis.report.stability_runs import measure
 
 from passbench.stages.benchmarks import DataSettings
 from passbench.stages.results import RunResults, load_results
 from passbench.stages.results.taskinfo import TaskCatalog, load_catalog
 
-DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[3]
-OFFICIAL = (
-    DATA
-    / "demo-model--bigcodebench-hard-complete--official-0-1-sanitized-calibrated_eval_results.json"
-)
-OURS = (
-    DATA / "demo-model-v2--bigcodebench-hard-complete--0.8-5-sanitized-calibrated_eval_results.json"
-)
 
 
 @pytest.fixture(scope="session")

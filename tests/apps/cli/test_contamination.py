@@ -10,15 +10,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from tests.analysis.report.result_files import OFFICIAL
 
 from passbench.apps.cli import cli, main
 from passbench.stages.benchmarks import DataSettings, get_benchmark
 
-DATA = Path(__file__).resolve().parents[2] / "analysis" / "report" / "data"
-OFFICIAL = (
-    DATA
-    / "demo-model--bigcodebench-hard-complete--official-0-1-sanitized-calibrated_eval_results.json"
-)
 LCB = "livecodebench/lcb-submissions.O1-Mini-2024-09-12.N1.codegeneration_eval_all.json"
 
 

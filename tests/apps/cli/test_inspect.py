@@ -9,17 +9,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from tests.analysis.report.result_files import OFFICIAL, OURS
 
 from passbench.apps.cli import cli, main
-
-DATA = Path(__file__).resolve().parents[2] / "analysis" / "report" / "data"
-OFFICIAL = (
-    DATA
-    / "demo-model--bigcodebench-hard-complete--official-0-1-sanitized-calibrated_eval_results.json"
-)
-OURS = (
-    DATA / "demo-model-v2--bigcodebench-hard-complete--0.8-5-sanitized-calibrated_eval_results.json"
-)
 
 
 @pytest.fixture(autouse=True)

@@ -7,19 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.analysis.report.result_files import OFFICIAL, OURS
 
 from passbench.core.errors import InputError, ResultsError, ResultsFileError
 from passbench.core.records import RESULT_SCHEMA_VERSION, ErrorCategory
 from passbench.stages.results import load_results, results_stem, sibling_pass_at_k
-
-DATA = Path(__file__).parents[2] / "analysis" / "report" / "data"
-OFFICIAL = (
-    DATA
-    / "demo-model--bigcodebench-hard-complete--official-0-1-sanitized-calibrated_eval_results.json"
-)
-OURS = (
-    DATA / "demo-model-v2--bigcodebench-hard-complete--0.8-5-sanitized-calibrated_eval_results.json"
-)
 
 
 def write(path: Path, document: object) -> Path:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
+from tests.analysis.report.result_files import OFFICIAL, OURS
 
 from passbench.analysis.contamination import OverlapSettings, check_overlap, overlap_document
 from passbench.apps.cli import cli
@@ -25,14 +26,6 @@ from passbench.apps.leaderboard.store.importing import import_results
 from passbench.apps.leaderboard.store.models import ContaminatedTask, ContaminationCheck, Run
 from passbench.core.errors import ResultsFileError
 
-DATA = Path(__file__).resolve().parents[3] / "analysis" / "report" / "data"
-OURS = (
-    DATA / "demo-model-v2--bigcodebench-hard-complete--0.8-5-sanitized-calibrated_eval_results.json"
-)
-OFFICIAL = (
-    DATA
-    / "demo-model--bigcodebench-hard-complete--official-0-1-sanitized-calibrated_eval_results.json"
-)
 SHA = "5d5d0bd4f513e4a17bbd1f7ec7c7110b6d60776b12566e09acd10ae8cfcc79f2"  # OURS's dataset
 
 

@@ -9,21 +9,13 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from tests.analysis.report.result_files import OFFICIAL, OURS
 
 from passbench.apps.leaderboard.store.database import Store
 from passbench.apps.leaderboard.store.importing import import_results
 from passbench.apps.leaderboard.store.models import Model, Run, SampleVerdict, TaskResult
 from passbench.core.errors import ResultsFileError
 from passbench.stages.results import load_results
-
-DATA = Path(__file__).resolve().parents[3] / "analysis" / "report" / "data"
-OFFICIAL = (
-    DATA
-    / "demo-model--bigcodebench-hard-complete--official-0-1-sanitized-calibrated_eval_results.json"
-)
-OURS = (
-    DATA / "demo-model-v2--bigcodebench-hard-complete--0.8-5-sanitized-calibrated_eval_results.json"
-)
 
 
 def _counts(store: Store) -> dict[str, int]:

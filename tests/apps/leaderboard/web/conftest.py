@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.analysis.report.result_files import OFFICIAL, OURS
 from tests.apps.leaderboard.store.conftest import fresh_postgres_database, postgres_server
 
 from passbench.analysis.contamination import check_overlap, overlap_document, task_text
@@ -21,14 +22,6 @@ from passbench.apps.leaderboard.store.importing import import_results
 from passbench.apps.leaderboard.store.official_leaderboard import import_official
 from passbench.stages.benchmarks import DataSettings, get_benchmark
 
-DATA = Path(__file__).resolve().parents[3] / "analysis" / "report" / "data"
-OFFICIAL = (
-    DATA
-    / "demo-model--bigcodebench-hard-complete--official-0-1-sanitized-calibrated_eval_results.json"
-)
-OURS = (
-    DATA / "demo-model-v2--bigcodebench-hard-complete--0.8-5-sanitized-calibrated_eval_results.json"
-)
 #: The imported run is stored under this public model's name.
 SHARED_MODEL = "Magicoder-S-DS-6.7B"
 #: The tasks whose complete prompts the contamination check's corpus holds (one the verified
