@@ -10,7 +10,10 @@ cd "$(dirname "$0")/.."
 .venv/bin/mypy src
 .venv/bin/lint-imports
 # build/junit.xml: where the time went (scripts/test_durations.py build/junit.xml)
-# serial by default; the suite is ready for pytest-xdist (`-n 3 --dist loadfile`: the
-# essential-skip guard reads the workers' reports, the test image builds once), which is
-# not the default until a loaded run of it has been shown green
-.venv/bin/python -m pytest --junitxml=build/junit.xml "$@"
+# The modules spread over two pytest-xdist workers (one per core; the sandbox tests start their
+# own workers, so more would only queue); `-n 0` (or any -n/--dist of the caller's) overrides.
+spread=(-n 2 --dist loadfile)
+for argument in "$@"; do
+    case "$argument" in -n | -n* | --numprocesses* | --dist*) spread=() ;; esac
+done
+.venv/bin/python -m pytest --junitxml=build/junit.xml "${spread[@]}" "$@"
