@@ -281,7 +281,7 @@ class Evaluator:
             pass_path,
             scores,
             metadata,
-            model=model_name(stem, self.settings.benchmark),
+            model=_named_model(samples) or model_name(stem, self.settings.benchmark),
             split=self.settings.split,
             subset=self.settings.subset,
             calibrated=self.settings.calibrated,
@@ -329,3 +329,10 @@ def epoch_block(entries: Sequence[Mapping[str, Any]], epochs: int) -> dict[str, 
     ]
     score = epoch_score(per_epoch_pass_at_1(rows, epochs, per_epoch_n))
     return {"samples_per_epoch": per_epoch_n, **score.to_json()}
+
+
+def _named_model(samples: Sequence[Sample]) -> str | None:
+    """The one model every answer names (SWE-bench predictions' `model_name_or_path`): the
+    run is that model's whatever its file is called; None when answers name none or several."""
+    named = {sample.model for sample in samples}
+    return named.pop() if len(named) == 1 and None not in named else None
