@@ -9,15 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.analysis.report.result_files import OURS
 
 from passbench.analysis.security import load_security
 from passbench.apps.cli import cli
 from passbench.stages.results import load_results
 
-DATA = Path(__file__).resolve().parents[2] / "analysis" / "report" / "data"
-OURS = (
-    DATA / "demo-model-v2--bigcodebench-hard-complete--0.8-5-sanitized-calibrated_eval_results.json"
-)
 INJECTION = "import subprocess\ndef task_func(x):\n    return subprocess.call(x, shell=True)\n"
 
 

@@ -6,16 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.analysis.report.result_files import OURS
 
 from passbench.apps.leaderboard.store.database import Store
 from passbench.apps.leaderboard.store.importing import import_results
 from passbench.apps.leaderboard.web.board import set_hidden
 from passbench.core.errors import InputError
-
-DATA = Path(__file__).resolve().parents[3] / "analysis" / "report" / "data"
-OURS = (
-    DATA / "demo-model-v2--bigcodebench-hard-complete--0.8-5-sanitized-calibrated_eval_results.json"
-)
 
 
 def _variant(tmp_path: Path, model: str, version: str, sha: str) -> Path:
