@@ -23,6 +23,9 @@ from passbench.apps.leaderboard.web.board import BoardRow
 from passbench.apps.leaderboard.web.filters import BoardState
 from passbench.stages.results import load_results
 
+#: Where the browser tests leave what they saw, for a person to look at (ignored by git).
+SCREENSHOTS = Path(__file__).resolve().parents[4] / "build" / "screenshots"
+
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 
 #: The rendered grid's rows (a virtual list: the rows in view), as cell texts.
@@ -105,13 +108,27 @@ def test_the_first_screen_leads_with_the_table(server: str, browser: Browser) ->
               return [board.top, visible.size, heads];
             })()"""
         )
+        first_screen = browser.screenshot()
     finally:
         browser.call(
             "Emulation.setDeviceMetricsOverride",
             {"width": 1400, "height": 1800, "deviceScaleFactor": 1, "mobile": False},
         )
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "leaderboard-first-screen.png").write_bytes(first_screen)
     assert top < 300, f"the table starts at y = {top:.0f}"
     assert rows_visible >= 10
+    # what a user sees: below the bar, the screen is the table's rows, not an empty page
+    import PIL.Image as image_module
+
+    image = image_module.open(io.BytesIO(first_screen)).convert("RGB")
+    assert image.size == (1400, 1000)
+    table = image.crop((0, int(top), image.width, image.height))
+    colours = table.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 50
+    background = max(colours)[1]
+    drawn = sum(count for count, colour in colours if colour != background)
+    assert drawn > 0.05 * table.width * table.height
     named = {text: height for text, height in headers if text}
     assert "Clean pass@1 %" in named
     lowest = min(named.values())
