@@ -72,6 +72,7 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument(
         "--empty-patch", action="store_true", help="also check that FAIL_TO_PASS fails unfixed"
     )
+    parser.add_argument("--no-gold", action="store_true", help="only the empty-patch check")
     parser.add_argument("--name", default="bench_swebench_ground_truth", help="results/NAME.json")
     return parser.parse_args()
 
@@ -99,7 +100,9 @@ def measure(args: argparse.Namespace, subset: str, env: dict[str, str]) -> dict[
         done, created_s = run([*argv, *(["--tasks", args.tasks] if args.tasks else [])], env)
         if done.returncode not in (0, 1):  # 1: some instance cannot be built, the rest is
             print(done.stderr.strip().splitlines()[-1], file=sys.stderr)
-    graded, wall = evaluate(args, subset, env, "gold", gold_patches(args, subset))
+    graded, wall = ({}, 0.0)
+    if not args.no_gold:
+        graded, wall = evaluate(args, subset, env, "gold", gold_patches(args, subset))
     instances = {}
     for task_id, entry in sorted(graded.items()):
         checked = before.get(task_id, {})
@@ -123,7 +126,7 @@ def measure(args: argparse.Namespace, subset: str, env: dict[str, str]) -> dict[
         "evaluate_wall_s": round(wall, 1),
         **overhead_summary(instances.values()),
     }
-    if args.empty_patch:
+    if args.empty_patch or args.no_gold:
         patches = {key: NULL_PATCH for key in gold_patches(args, subset)}
         unfixed, unfixed_wall = evaluate(args, subset, env, "empty", patches)
         measured["empty_patch"] = empty_patch_summary(unfixed)
