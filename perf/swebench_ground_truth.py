@@ -5,7 +5,7 @@ instance whose environment is official).
 
     PASSBENCH_DATA_DIR=../shared/datasets .venv/bin/python perf/swebench_ground_truth.py \
         --repos DIR [--subsets requests,flask,pytest] [--benchmark swebench-verified] \
-        [--env-dir DIR] [--workers 1] [--skip-create]
+        [--env-dir DIR] [--workers 1] [--skip-create] [--empty-patch] [--tasks ID,ID]
 
 DIR holds `<owner>__<name>.git` mirrors (bare or git directories). For each subset, in order:
 `passbench env check <benchmark> --subset S --json`, `passbench env create ... --subset S`
@@ -15,6 +15,16 @@ DIR holds `<owner>__<name>.git` mirrors (bare or git directories). For each subs
 fresh result cache. Printed, per instance: resolved or not, the
 environment it ran in (official / approximate / the evaluation interpreter), and the reason;
 per repository: official / evaluable / total, and gold resolved among the official ones.
+Timings per instance: `wall_s` (the whole instance in passbench: working copy, sandbox, patch,
+install, tests, grading), `tests_s` (the tests' own time, as pytest's or sympy's runner prints
+it in the test output) and the harness overhead `wall_s - tests_s`; the offline repository
+install (`pip install -e .`, which the official eval script also runs) is part of the overhead.
+
+`--empty-patch` also grades a patch that changes no code (it only adds a text file at the
+repository's root, so the official chain still applies a patch and runs the tests; a truly
+empty patch is never run, officially or here): every FAIL_TO_PASS test must then fail, which
+is how the dataset was made, and every PASS_TO_PASS test should pass. Printed: the
+FAIL_TO_PASS tests that pass without the fix, per instance.
 Results go to results/NAME.json (perf/_common.write_result).
 """
 
@@ -24,6 +34,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,6 +46,19 @@ from _common import data_dir, machine_facts, write_result
 
 CLI = [sys.executable, "-m", "passbench.apps.cli"]
 
+#: A patch that changes no code: the tests then run on the base commit plus the test patch.
+NULL_PATCH = """diff --git a/passbench_empty_patch_check.txt b/passbench_empty_patch_check.txt
+new file mode 100644
+--- /dev/null
++++ b/passbench_empty_patch_check.txt
+@@ -0,0 +1 @@
++passbench: the empty-patch check (no code changed)
+"""
+
+#: The tests' own time in a test output: pytest's last line ("= 3 passed in 1.25s =", "in
+#: 61.02s (0:01:01)"), sympy's runner ("tests finished: 5 passed, in 0.73 seconds").
+_TEST_TIME = re.compile(r"(?:=+ .*\bin ([0-9.]+)s\b|tests finished: .*\bin ([0-9.]+) seconds)")
+
 
 def parse_arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -45,6 +69,10 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--skip-create", action="store_true", help="use what is built")
     parser.add_argument("--tasks", default=None, help="only these instance ids (comma-separated)")
+    parser.add_argument(
+        "--empty-patch", action="store_true", help="also check that FAIL_TO_PASS fails unfixed"
+    )
+    parser.add_argument("--no-gold", action="store_true", help="only the empty-patch check")
     parser.add_argument("--name", default="bench_swebench_ground_truth", help="results/NAME.json")
     return parser.parse_args()
 
@@ -72,14 +100,60 @@ def measure(args: argparse.Namespace, subset: str, env: dict[str, str]) -> dict[
         done, created_s = run([*argv, *(["--tasks", args.tasks] if args.tasks else [])], env)
         if done.returncode not in (0, 1):  # 1: some instance cannot be built, the rest is
             print(done.stderr.strip().splitlines()[-1], file=sys.stderr)
-    output = Path(tempfile.mkdtemp(prefix=f"swebench-gt-{subset}-"))
-    gold = output / "gold.json"
-    predictions = gold_predictions(args.benchmark, subset)
+    graded, wall = ({}, 0.0)
+    if not args.no_gold:
+        graded, wall = evaluate(args, subset, env, "gold", gold_patches(args, subset))
+    instances = {}
+    for task_id, entry in sorted(graded.items()):
+        checked = before.get(task_id, {})
+        instances[task_id] = {
+            "resolved": entry["status"] == "pass",
+            "environment": entry.get("environment") or "?",
+            "reason": entry.get("reason", ""),
+            "failing": failing_tests(entry),
+            "check": checked.get("detail", ""),
+            **timings(entry),
+        }
+    official = [i for i in instances.values() if i["environment"] == "official"]
+    measured: dict[str, Any] = {
+        "instances": instances,
+        "total": len(instances),
+        "resolved": sum(i["resolved"] for i in instances.values()),
+        "official": len(official),
+        "official_resolved": sum(i["resolved"] for i in official),
+        "approximate": sum(i["environment"] == "approximate" for i in instances.values()),
+        "create_s": round(created_s, 1),
+        "evaluate_wall_s": round(wall, 1),
+        **overhead_summary(instances.values()),
+    }
+    if args.empty_patch or args.no_gold:
+        patches = {key: NULL_PATCH for key in gold_patches(args, subset)}
+        unfixed, unfixed_wall = evaluate(args, subset, env, "empty", patches)
+        measured["empty_patch"] = empty_patch_summary(unfixed)
+        measured["empty_patch_wall_s"] = round(unfixed_wall, 1)
+    return measured
+
+
+def gold_patches(args: argparse.Namespace, subset: str) -> dict[str, str]:
+    patches = gold_predictions(args.benchmark, subset)
     if args.tasks:
         wanted = set(args.tasks.split(","))
-        predictions = {key: value for key, value in predictions.items() if key in wanted}
-    gold.write_text(json.dumps(predictions), encoding="utf-8")
-    argv = [*CLI, "evaluate", "-b", args.benchmark, "--samples", str(gold), "--subset", subset]
+        patches = {key: value for key, value in patches.items() if key in wanted}
+    return patches
+
+
+def evaluate(
+    args: argparse.Namespace, subset: str, env: dict[str, str], model: str, patches: dict[str, str]
+) -> tuple[dict[str, dict[str, Any]], float]:
+    """`passbench evaluate` of `patches` as model `model`'s predictions, with a fresh cache:
+    every instance's verdict entry, and the wall time."""
+    output = Path(tempfile.mkdtemp(prefix=f"swebench-gt-{subset}-{model}-"))
+    samples = output / f"{model}.json"
+    predictions = {
+        key: {"model_name_or_path": model, "model_patch": patch} for key, patch in patches.items()
+    }
+    samples.write_text(json.dumps(predictions), encoding="utf-8")
+    argv = [*CLI, "evaluate", "-b", args.benchmark, "--samples", str(samples), "--subset", subset]
     argv += ["--repos", str(args.repos.resolve()), "--workers", str(args.workers), "--no-gt"]
     argv += ["--output-dir", str(output)]
     if args.tasks:
@@ -89,35 +163,72 @@ def measure(args: argparse.Namespace, subset: str, env: dict[str, str]) -> dict[
     if not found:
         raise SystemExit(f"{subset}: no result file\n{evaluated.stderr[-3000:]}")
     graded = json.loads(found[0].read_text(encoding="utf-8"))["eval"]
-    instances = {}
-    for task_id, (entry, *_) in sorted(graded.items()):
-        checked = before.get(task_id, {})
-        instances[task_id] = {
-            "resolved": entry["status"] == "pass",
-            "environment": entry.get("environment") or "?",
-            "reason": entry.get("reason", ""),
-            "failing": failing_tests(entry),
-            "check": checked.get("detail", ""),
-        }
-    official = [i for i in instances.values() if i["environment"] == "official"]
+    print(f"  ({model}: {output})", flush=True)
+    return {task_id: entries[0] for task_id, entries in graded.items()}, wall
+
+
+def timings(entry: dict[str, Any]) -> dict[str, float | None]:
+    """The instance's wall time in passbench, its sandbox run (install, patches, tests), the
+    tests' own time, the harness overhead (wall minus the tests' own time) and the part of it
+    outside the sandbox run (working copy, grading)."""
+    wall = entry.get("wall_s")
+    sandbox = entry.get("duration_s")
+    output = (entry.get("details") or {}).get("test_output.txt", "")
+    times = [float(a or b) for a, b in _TEST_TIME.findall(output)]
+    tests = times[-1] if times else None
     return {
-        "instances": instances,
-        "total": len(instances),
-        "resolved": sum(i["resolved"] for i in instances.values()),
-        "official": len(official),
-        "official_resolved": sum(i["resolved"] for i in official),
-        "approximate": sum(i["environment"] == "approximate" for i in instances.values()),
-        "create_s": round(created_s, 1),
-        "evaluate_wall_s": round(wall, 1),
+        "wall_s": wall,
+        "sandbox_s": sandbox,
+        "tests_s": tests,
+        "overhead_s": round(wall - tests, 2) if wall is not None and tests is not None else None,
+        "outside_sandbox_s": round(wall - sandbox, 2) if wall and sandbox else None,
     }
 
 
-def gold_predictions(benchmark: str, subset: str) -> dict[str, dict[str, str]]:
-    """The subset's gold patches, as a predictions file keyed by instance id."""
+def overhead_summary(rows: Any) -> dict[str, float | None]:
+    rows = [row for row in rows if row["overhead_s"] is not None]
+    if not rows:
+        return {"overhead_median_s": None, "overhead_max_s": None, "tests_s_total": None}
+    overheads = sorted(row["overhead_s"] for row in rows)
+    outside = sorted(row["outside_sandbox_s"] or 0.0 for row in rows)
+    return {
+        "outside_sandbox_median_s": outside[len(outside) // 2],
+        "overhead_median_s": overheads[len(overheads) // 2],
+        "overhead_max_s": overheads[-1],
+        "tests_s_total": round(sum(row["tests_s"] for row in rows), 1),
+        "wall_s_total": round(sum(row["wall_s"] for row in rows), 1),
+    }
+
+
+def empty_patch_summary(graded: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per instance: the FAIL_TO_PASS tests that pass without the fix (there should be none)
+    and the PASS_TO_PASS tests that do not pass (there should be none either)."""
+    rows = {}
+    for task_id, entry in sorted(graded.items()):
+        f2p = entry.get("fail_to_pass") or {}
+        p2p = entry.get("pass_to_pass") or {}
+        rows[task_id] = {
+            "fail_to_pass_passing": f2p.get("success") or [],
+            "fail_to_pass_failing": len(f2p.get("failure") or []),
+            "pass_to_pass_failing": p2p.get("failure") or [],
+            "ran": bool(f2p or p2p),
+            "reason": entry.get("reason", ""),
+        }
+    return {
+        "instances": rows,
+        "all_fail_to_pass_fail": sum(
+            r["ran"] and not r["fail_to_pass_passing"] for r in rows.values()
+        ),
+        "total": len(rows),
+    }
+
+
+def gold_predictions(benchmark: str, subset: str) -> dict[str, str]:
+    """The subset's gold patches, by instance id."""
     name = "swebench-verified" if benchmark.endswith("verified") else "swebench-lite"
     with gzip.open(data_dir() / "swebench" / f"{name}.jsonl.gz", "rt", encoding="utf-8") as rows:
         return {
-            row["instance_id"]: {"model_name_or_path": "gold", "model_patch": row["patch"]}
+            row["instance_id"]: row["patch"]
             for row in map(json.loads, rows)
             if row["repo"].split("/")[1].lower() == subset
         }
@@ -143,14 +254,35 @@ def main() -> None:
         for task_id, row in measured["instances"].items():
             verdict = "resolved" if row["resolved"] else "NOT resolved"
             why = "" if row["resolved"] else f": {row['reason']}; failing: {row['failing'][:4]}"
-            print(f"  {task_id}  {verdict}  [{row['environment']}]{why}")
+            print(
+                f"  {task_id}  {verdict}  [{row['environment']}] wall {row['wall_s']} s, tests "
+                f"{row['tests_s']} s, overhead {row['overhead_s']} s "
+                f"(outside the sandbox {row['outside_sandbox_s']} s){why}"
+            )
         print(
             f"  {subset}: gold resolves {measured['resolved']}/{measured['total']}; in official "
             f"environments {measured['official_resolved']}/{measured['official']}; approximate "
             f"{measured['approximate']}; env create {measured['create_s']} s, evaluate "
-            f"{measured['evaluate_wall_s']} s ({args.workers} workers)",
+            f"{measured['evaluate_wall_s']} s ({args.workers} workers); overhead per instance "
+            f"median {measured['overhead_median_s']} s, max {measured['overhead_max_s']} s "
+            f"(outside the sandbox run: median {measured.get('outside_sandbox_median_s')} s)",
             flush=True,
         )
+        if "empty_patch" in measured:
+            empty = measured["empty_patch"]
+            print(
+                f"  empty patch: every FAIL_TO_PASS fails on {empty['all_fail_to_pass_fail']}/"
+                f"{empty['total']} ({measured['empty_patch_wall_s']} s)",
+                flush=True,
+            )
+            for task_id, row in empty["instances"].items():
+                if not row["ran"] or row["fail_to_pass_passing"] or row["pass_to_pass_failing"]:
+                    print(
+                        f"    {task_id}: ran={row['ran']} FAIL_TO_PASS passing "
+                        f"{row['fail_to_pass_passing'][:4]}, PASS_TO_PASS failing "
+                        f"{row['pass_to_pass_failing'][:4]} {row['reason']}",
+                        flush=True,
+                    )
     payload = {"benchmark": args.benchmark, "machine": machine_facts(), "subsets": results}
     print(f"written: {write_result(args.name, payload)}")
 

@@ -185,6 +185,21 @@ def test_isolated_backend_shadows_the_environments(exports: dict[str, str]) -> N
     assert "#   setuptools==66.1.1  # build: as pip's isolation would" in lock.text
 
 
+def test_an_older_isolated_backend_shadows_a_newer_environment(exports: dict[str, str]) -> None:
+    """pylint 2.15's pyproject (pylint-dev__pylint-7277) wants setuptools~=62.6, which has no
+    PEP 660 hook: pip's isolation falls back to `setup.py develop`, which puts the working copy
+    on sys.path. The export's setuptools 75 would make a PEP 660 install instead (an import
+    hook, the working copy off sys.path, and pylint's checkers unloadable): the install step
+    gets the older backend, ahead of the environment's."""
+    lock = lock_from_export(exports["pylint-dev__pylint-7277"], "pylint-dev/pylint", "2.15")
+    environment = {pin.name: pin.version for pin in lock.pins}["setuptools"]
+    assert int(environment.split(".")[0]) >= 64
+    assert [(pin.name, pin.version, pin.origin) for pin in lock.build_pins] == [
+        ("setuptools", "62.6.0", "build: as pip's isolation would"),
+        ("wheel", "0.37.1", "build: as pip's isolation would"),
+    ]
+
+
 def test_pip_section_overrides_conda(tmp_path: Path) -> None:
     text = (
         "name: testbed\ndependencies:\n  - python=3.9.20=he870216_1\n"

@@ -495,7 +495,14 @@ BUILD_TOOLS: dict[str, dict[str, tuple[str, ...]]] = {
 # in for, the version pip's build isolation installed instead, on PYTHONPATH during the install
 # only (ahead of the environment's): pylint 3.0 requires setuptools~=66.1 and wheel~=0.37.1, and
 # its export's setuptools 41.6.0 predates pyproject metadata (the install would be "UNKNOWN").
+# pylint 2.15 from its pyproject.toml on (pylint-dev__pylint-7277; the version's earlier commits
+# have only setup.py) requires setuptools~=62.6: that setuptools has no PEP 660 hook, so pip falls
+# back to `setup.py develop`, which puts the working copy itself on sys.path; the export's
+# setuptools 75 makes a PEP 660 install instead, whose import hook maps the package but leaves
+# /testbed off sys.path, and pylint's checkers (found through sys.path) then fail to load.
+# The commits with only setup.py get `setup.py develop` either way.
 ISOLATED_BACKENDS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("pylint-dev/pylint", "2.15"): ("setuptools==62.6.0", "wheel==0.37.1"),
     ("pylint-dev/pylint", "3.0"): ("setuptools==66.1.1", "wheel==0.37.1"),
 }
 
