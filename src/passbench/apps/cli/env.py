@@ -232,15 +232,23 @@ def check(ctx: click.Context, /, name: str, **options: Any) -> None:
 
 
 @env.command()
-@_NAME
+@_ANY_NAME
 @_PATH
+@_selection
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (per-task envs).")
 @config_option
 @click.pass_context
 def verify(ctx: click.Context, /, name: str, **options: Any) -> None:
     """Check that no file of environment NAME changed since it was built: every file's sha256
     against the manifest `env create` recorded (exit code 1 naming the first change).
 
-    Every evaluation checks sizes and times (fast); this reads every file."""
+    Every evaluation checks sizes and times (fast); this reads every file. For a benchmark
+    that builds environments per task (SWE-bench), every environment the chosen tasks need
+    (--subset/--tasks), one not built counting as a failure."""
+    hook = _hook(name)
+    if hook is not None:
+        _show(hook.verify(_selected_tasks(ctx, name, options), options["path"]), options["as_json"])
+        return
     path: Path | None = resolve_options(ctx, "env", options)["env_dir"]
     found = locate_env(name, path, allow_stale=True)
     outcome = verify_manifest(found.root, full=True)
@@ -265,12 +273,20 @@ def verify(ctx: click.Context, /, name: str, **options: Any) -> None:
 
 
 @env.command()
-@_NAME
+@_ANY_NAME
 @_PATH
+@_selection
 @config_option
 @click.pass_context
 def info(ctx: click.Context, /, name: str, **options: Any) -> None:
-    """Print where environment NAME is and what it was built from (JSON)."""
+    """Print where environment NAME is and what it was built from (JSON). For a benchmark that
+    builds environments per task (SWE-bench): a list, one entry per environment the chosen
+    tasks need (--subset/--tasks), built or not."""
+    hook = _hook(name)
+    if hook is not None:
+        tasks = _selected_tasks(ctx, name, options)
+        click.echo(json.dumps(hook.describe(tasks, options["path"]), indent=2))
+        return
     path: Path | None = resolve_options(ctx, "env", options)["env_dir"]
     found = locate_env(name, path, allow_stale=True)
     record = {

@@ -182,6 +182,16 @@ class TaskEnvironments(Protocol):
         run resumes where it stopped."""
         ...
 
+    def verify(self, tasks: Sequence[Task], folder: Path | None) -> EnvReport:
+        """Whether every file of each environment `tasks` need still has the sha256 it was
+        built with (`env verify`); one not built is not ok."""
+        ...
+
+    def describe(self, tasks: Sequence[Task], folder: Path | None) -> list[dict[str, Any]]:
+        """Each environment `tasks` need: its lock, its tasks, and where it is and what it
+        was built from when it is built (`env info`, as JSON)."""
+        ...
+
 
 class Benchmark(Protocol):
     """One benchmark: its data, and how a candidate solution becomes a tested program.

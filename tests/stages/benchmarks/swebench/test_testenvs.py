@@ -113,6 +113,31 @@ def test_check_before_and_after_create(
     assert len(list((envs / "builds").iterdir())) == 1
 
 
+def test_verify_and_info_name_each_environment_and_catch_a_changed_file(
+    small: SmallBench, envs: Path, created: subprocess.CompletedProcess[str]
+) -> None:
+    info = cli(small, envs, "env", "info", "swebench-verified", "--tasks", f"{INSTANCE},{OTHER}")
+    assert info.returncode == 0, info.stderr
+    (described,) = json.loads(info.stdout)  # the instance without a lock needs none
+    assert described["built"] is True and described["tasks"] == [INSTANCE]
+    assert described["python_version"] == PYTHON and Path(described["python"]).is_file()
+    intact = cli(small, envs, "env", "verify", "swebench-verified", "--tasks", INSTANCE, "--json")
+    assert intact.returncode == 0, intact.stdout + intact.stderr
+    assert "intact (every file's sha256)" in intact.stdout
+    # one file's bytes changed, its size kept: only the full check reads it
+    changed = next(Path(described["root"]).rglob("pytest/__init__.py"))
+    original = changed.read_bytes()
+    changed.write_bytes(original.replace(b"__all__", b"__ALL__", 1))
+    try:
+        broken = cli(small, envs, "env", "verify", "swebench-verified", "--tasks", INSTANCE)
+        assert broken.returncode == 1, broken.stdout + broken.stderr
+        assert "pytest/__init__.py has different contents" in " ".join(broken.stdout.split())
+    finally:
+        changed.write_bytes(original)
+    missing = cli(small, envs / "empty", "env", "verify", "swebench-verified", "--tasks", INSTANCE)
+    assert missing.returncode == 1 and "not built" in missing.stdout
+
+
 def test_a_missing_python_is_one_line(small: SmallBench, tmp_path: Path) -> None:
     rows = [{"instance_id": INSTANCE, "environment_yml": export("3.99.1", ("pytest==8.3.3",))}]
     data = tmp_path / "data"

@@ -231,8 +231,11 @@ def build_environment(
         return built
 
 
-def open_environment(lock: EnvironmentLock, cache_dir: Path) -> BuiltEnvironment | None:
-    """The published environment of `lock`, after the fast integrity check, or None."""
+def open_environment(
+    lock: EnvironmentLock, cache_dir: Path, *, full: bool = False
+) -> BuiltEnvironment | None:
+    """The published environment of `lock`, after the integrity check, or None. The check
+    compares sizes and times with the manifest (fast); `full` hashes every file."""
     link = cache_dir.expanduser().absolute() / lock.sha256
     if not link.is_dir():
         return None
@@ -240,7 +243,7 @@ def open_environment(lock: EnvironmentLock, cache_dir: Path) -> BuiltEnvironment
     record = _read_record(root)
     if record is None or record.get("lock_sha256") != lock.sha256:
         return None
-    outcome = verify_manifest(root)
+    outcome = verify_manifest(root, full=full)
     if not outcome.intact:
         raise EnvironmentError_(
             f"the environment of {lock.repo} {lock.sha256[:12]} at {root} changed after it was "

@@ -210,23 +210,81 @@ class SWEBenchEnvironments:
     ) -> EnvReport:
         root = environments_folder(folder)
         progress = progress or NullProgress()
-        groups: dict[str, tuple[EnvironmentLock, list[str]]] = {}
-        items: list[CheckItem] = []
-        for task, support in zip(tasks, self.supports(tasks), strict=True):
-            choice = self.choose(task)
-            if choice is None or not _buildable(support):
-                why = next(p.detail for p in support.problems if p.kind in _BUILD_BLOCKERS)
-                items.append(CheckItem("task", task.task_id, False, f"not built: {why}"))
-                continue
-            lock = choice.lock
-            groups.setdefault(lock.sha256, (lock, []))[1].append(task.task_id)
+        groups, items = self._by_lock(tasks)
         if groups:
             progress.start(len(groups), f"{self.name} environments")
-            for lock, members in groups.values():
+            for lock, members in groups:
                 items.append(self._build_one(lock, members, root, force, pip_args, on_output))
                 progress.advance(info=f"{lock.repo} {lock.sha256[:12]}")
             progress.finish()
         return EnvReport(self.name, root, tuple(items))
+
+    def verify(self, tasks: Sequence[Task], folder: Path | None) -> EnvReport:
+        root = environments_folder(folder)
+        groups, items = self._by_lock(tasks)
+        for lock, members in groups:
+            name = f"{lock.repo} {lock.sha256[:12]}"
+            try:
+                found = open_environment(lock, root, full=True)
+            except EnvironmentError_ as error:
+                items.append(CheckItem("environment", name, False, str(error)))
+                continue
+            if found is None:
+                build = f"passbench env create {self.name} --tasks {','.join(members)}"
+                items.append(CheckItem("environment", name, False, f"not built: {build}"))
+                continue
+            items.append(
+                CheckItem(
+                    "environment",
+                    name,
+                    True,
+                    f"intact (every file's sha256): Python {found.python_version}, at "
+                    f"{found.root}, for {_members(members)}",
+                )
+            )
+        return EnvReport(self.name, root, tuple(items))
+
+    def describe(self, tasks: Sequence[Task], folder: Path | None) -> list[dict[str, Any]]:
+        root = environments_folder(folder)
+        described = []
+        for lock, members in self._by_lock(tasks)[0]:
+            found = open_environment(lock, root)
+            record: dict[str, Any] = {"repo": lock.repo, "lock_sha256": lock.sha256}
+            record["lock_kind"] = lock.kind
+            record["tasks"] = list(members)
+            if found is None:
+                described.append({**record, "built": False})
+                continue
+            described.append(
+                {
+                    **record,
+                    "built": True,
+                    "root": str(found.root),
+                    "python": str(found.python),
+                    "python_pin": found.python_pin,
+                    "python_version": found.python_version,
+                    "interpreter": found.interpreter,
+                    "pip_check_warnings": list(found.warnings),
+                    "resolved_unpinned": list(found.resolved),
+                }
+            )
+        return described
+
+    def _by_lock(
+        self, tasks: Sequence[Task]
+    ) -> tuple[list[tuple[EnvironmentLock, list[str]]], list[CheckItem]]:
+        """The locks `tasks` need, each with its tasks; and a line for each task that has
+        no environment to build, with why."""
+        groups: dict[str, tuple[EnvironmentLock, list[str]]] = {}
+        unbuildable: list[CheckItem] = []
+        for task, support in zip(tasks, self.supports(tasks), strict=True):
+            choice = self.choose(task)
+            if choice is None or not _buildable(support):
+                why = next(p.detail for p in support.problems if p.kind in _BUILD_BLOCKERS)
+                unbuildable.append(CheckItem("task", task.task_id, False, f"not built: {why}"))
+                continue
+            groups.setdefault(choice.lock.sha256, (choice.lock, []))[1].append(task.task_id)
+        return list(groups.values()), unbuildable
 
     def _build_one(
         self,
