@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,11 +20,22 @@ class GroundTruth:
 
     @classmethod
     def from_results(
-        cls, programs: Sequence[Program], results: Mapping[str, ExecResult]
+        cls,
+        programs: Sequence[Program],
+        results: Mapping[str, ExecResult],
+        fields: Callable[[ExecResult], Mapping[str, Any]] | None = None,
     ) -> GroundTruth:
-        """The canonical programs' verdicts, by task."""
+        """The canonical programs' verdicts, by task; `fields`: what the benchmark reads
+        from a verdict beyond pass/fail (SWE-bench: the environment it ran in), added to
+        each task's entry as to a sample's."""
         return cls(
-            {program.task_id: ground_truth_entry(results[program.key]) for program in programs}
+            {
+                program.task_id: {
+                    **(fields(results[program.key]) if fields is not None else {}),
+                    **ground_truth_entry(results[program.key]),
+                }
+                for program in programs
+            }
         )
 
     @property

@@ -78,7 +78,7 @@ class TestedStyle:
                 finalize=finalize,
             )
             _remember_parts(cache, split)
-        return GroundTruth.from_results(programs, self._explained(results)), isolation
+        return self._truth(programs, results), isolation
 
     def rerun_ground_truth(self, journal_path: Path) -> tuple[GroundTruth, Isolation]:
         """Every canonical solution run again (never answered from the cache, which is
@@ -103,7 +103,15 @@ class TestedStyle:
             for program in programs:
                 cache.record(program_sha(program.source), results[program.key])
             _remember_parts(cache, split)
-        return GroundTruth.from_results(programs, self._explained(results)), isolation
+        return self._truth(programs, results), isolation
+
+    def _truth(self, programs: Sequence[Program], results: Mapping[str, ExecResult]) -> GroundTruth:
+        by_id = {task.task_id: task for task in self.tasks}
+        return GroundTruth.from_results(
+            programs,
+            self._explained(results),
+            lambda result: self.benchmark.verdict_fields(by_id[result.task_id], result),
+        )
 
     def _judging(
         self,

@@ -217,6 +217,35 @@ def test_evaluate_runs_in_the_built_environment(
     assert verify_manifest(root, full=True).intact
 
 
+def test_the_ground_truth_names_the_environment_each_gold_patch_ran_in(
+    small: SmallBench,
+    envs: Path,
+    created: subprocess.CompletedProcess[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`evaluate --ground-truth` records, per instance, the environment its gold patch ran in
+    (as each sample's entry does), so a ground truth says how official it was."""
+    monkeypatch.setenv("PASSBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    done = cli(
+        small,
+        envs,
+        "evaluate",
+        "-b",
+        "swebench-verified",
+        "--ground-truth",
+        "--repos",
+        str(small.repos_dir),
+        "--output-dir",
+        str(tmp_path / "gt"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    tasks = json.loads((tmp_path / "gt" / "ground_truth.json").read_text())["tasks"]
+    assert tasks[INSTANCE]["status"] == "pass" and tasks[INSTANCE]["environment"] == "official"
+    assert tasks[INSTANCE]["environment_lock"]["python"] == PYTHON
+    assert tasks[OTHER]["status"] == "pass" and tasks[OTHER]["environment"] == NO_ENVIRONMENT
+
+
 def test_the_hook_is_the_benchmarks(small: SmallBench) -> None:
     bench = get_benchmark("swebench-lite")
     bench.load(data=DataSettings(data_dir=small.data_dir, repos_dir=small.repos_dir))
