@@ -88,6 +88,8 @@ def _transient(ray: ModuleType) -> tuple[type[BaseException], ...]:
     exceptions = ray.exceptions
     return (
         exceptions.RayActorError,  # ActorDiedError, ActorUnavailableError
+        # an actor pinned to a node Ray still listed alive after the node went
+        exceptions.ActorUnschedulableError,
         exceptions.WorkerCrashedError,
         exceptions.NodeDiedError,
         exceptions.ObjectLostError,  # OwnerDiedError, ObjectFetchTimedOutError...
