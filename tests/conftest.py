@@ -1,4 +1,4 @@
-"""Fixtures every test folder may use: the real benchmark data."""
+"""Fixtures every test folder may use: the real benchmark data, a headless Chromium."""
 
 from __future__ import annotations
 
@@ -6,8 +6,12 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.apps.leaderboard.web.browser import Browser
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,6 +26,16 @@ def data_dir() -> Path:
     if not (path / "bigcodebench" / "BigCodeBench-v0.1.4.jsonl.gz").is_file():
         pytest.fail(f"benchmark data not found in {path}; set PASSBENCH_DATA_DIR")
     return path.resolve()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One headless Chromium per test module (its pages are opened by each test); modules
+    that use it skip themselves where Chromium is not installed."""
+    from tests.apps.leaderboard.web.browser import Browser
+
+    with Browser(tmp_path_factory.mktemp("chromium")) as opened:
+        yield opened
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ there opens that task's detail. Needs Chromium (Debian package `chromium`) and s
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +24,6 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 #: The rows of a table, as the cells' rendered text.
 ROWS = """[...document.querySelectorAll(%r)].map(row =>
   [...row.cells].map(cell => cell.innerText.trim()))"""
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    opened = Browser(tmp_path_factory.mktemp("chromium"))
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def _html(results: Path, target: Path, data_dir: Path) -> Path:

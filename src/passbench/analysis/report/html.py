@@ -14,7 +14,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from passbench.analysis.report.analysis import Inspection, TaskRow, trim_traceback
+from passbench.analysis.report.analysis import GroupScore, Inspection, TaskRow, trim_traceback
 from passbench.analysis.report.exports import interval_text, percent, summary_pairs
 from passbench.analysis.report.languages import (
     RUN_HEADER,
@@ -203,18 +203,7 @@ def _by_language_section(inspection: Inspection) -> str:
         numeric_from=1,
     )
     chart = bar_chart(
-        [
-            Bar(
-                s.name,
-                s.pass_at_1,
-                s.interval.low if s.interval else None,
-                s.interval.high if s.interval else None,
-                f"({s.tasks})",
-            )
-            for s in scores
-        ],
-        title="pass@1 by language (95% CI; tasks in brackets)",
-        maximum=1.0,
+        _score_bars(scores), title="pass@1 by language (95% CI; tasks in brackets)", maximum=1.0
     )
     return (
         f'<section id="by-language"><h2>By language</h2>{table}'
@@ -222,21 +211,26 @@ def _by_language_section(inspection: Inspection) -> str:
     )
 
 
+def _score_bars(scores: Sequence[GroupScore]) -> list[Bar]:
+    """One bar per group: its pass@1 with the interval's ends, its task count beside it."""
+    return [
+        Bar(
+            s.name,
+            s.pass_at_1,
+            s.interval.low if s.interval else None,
+            s.interval.high if s.interval else None,
+            f"({s.tasks})",
+        )
+        for s in scores
+    ]
+
+
 def _plots_section(inspection: Inspection) -> str:
     charts = []
     if inspection.by_domain:
         charts.append(
             bar_chart(
-                [
-                    Bar(
-                        s.name,
-                        s.pass_at_1,
-                        s.interval.low if s.interval else None,
-                        s.interval.high if s.interval else None,
-                        f"({s.tasks})",
-                    )
-                    for s in inspection.by_domain
-                ],
+                _score_bars(inspection.by_domain),
                 title="pass@1 by domain (95% CI; tasks in brackets)",
                 maximum=1.0,
             )

@@ -151,6 +151,12 @@ class Browser:
     def screenshot(self) -> bytes:
         return base64.b64decode(self.call("Page.captureScreenshot", {"format": "png"})["data"])
 
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def close(self) -> None:
         with contextlib.suppress(Exception):  # the browser may close before it answers
             self._call("Browser.close")

@@ -10,7 +10,6 @@ import io
 import json
 import time
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,15 +37,6 @@ ROWS = """(() => {
   return Object.keys(rows).sort((a, b) => a - b).map(key => rows[key]);
 })()"""
 MODEL = 2  # the Model column, in the default column order
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    opened = Browser(tmp_path_factory.mktemp("chromium"))
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def _board(store: Store, key: str) -> list[BoardRow]:
