@@ -9,7 +9,8 @@
 #   bash scripts/setup.sh          # what running evaluations (and passbench serve) needs
 #   bash scripts/setup.sh --multipl-e  # plus the toolchains of MultiPL-E and HumanEval-X (node,
 #                                  # tsc and js-md5 from npm, g++, JDK, rustc and the crates
-#                                  # HumanEval-X uses, lua, go and testify)
+#                                  # HumanEval-X uses, lua, go and testify) and of Aider's
+#                                  # polyglot benchmark, with Aider's linters (passbench[aider])
 #   bash scripts/setup.sh --dev    # plus test dependencies (pytest, chromium for report tests,
 #                                  # podman for the container backend's tests, PostgreSQL for the
 #                                  # store's tests, MultiPL-E's toolchains)
@@ -153,7 +154,10 @@ if [ "$dev" = 1 ]; then
   # torch first and pinned: the CPU build this machine keeps on disk (a looser pin would pull a
   # multi-GB CUDA build); the hf provider's tests need it, with every provider SDK.
   .venv/bin/python -m pip install -q torch==2.13.0
-  .venv/bin/python -m pip install -q -e '.[dev,providers,hf]'
+  .venv/bin/python -m pip install -q -e '.[dev,providers,hf,aider]'
+elif [ "$multiple" = 1 ]; then
+  # aider: Aider's linters (grep-ast, tree-sitter-language-pack, flake8) for aider-polyglot's lint step
+  .venv/bin/python -m pip install -q -e '.[serve,aider]'
 else
   .venv/bin/python -m pip install -q -e '.[serve]'
 fi

@@ -217,3 +217,77 @@ def test_a_later_tries_edits_apply_over_the_earlier_tries(data_dir: Path, tmp_pa
     assert scores["percent_cases_well_formed"] == 1.0
     (row,) = [json.loads(line) for line in _files(tmp_path / "out", "_try2.jsonl").open()]
     assert len(row["earlier_answers"]) == 1 and "# marked by try 1" in row["earlier_answers"][0]
+
+
+#: the start of Aider's lint reflection for a Python file (aider/linter.py, base_coder.py)
+LINT_START = (
+    "\n# Fix any errors below, if possible.\n\n## Running: /usr/bin/python3 -m flake8 "
+    "--select=E9,F821,F823,F831,F406,F407,F701,F702,F704,F706 --show-source --isolated "
+)
+
+
+class LintingModel(EditingModel):
+    """Each first answer is the right edit with a call of an undefined name after it (an edit
+    that applies, and that flake8 finds fatal). bowling, once it has the lint errors, removes
+    the call; zipper never does."""
+
+    def answer(self, request: Recorded) -> Reply:
+        reply = OpenAIFake.answer(self, request)
+        exercise = self.exercise(request)
+        linted = request.body["messages"][-1]["content"].startswith(LINT_START)
+        if exercise == "bowling" and linted:
+            code = _edit(f"{exercise}.py", "undefined_helper()\n", "")
+        elif linted:
+            code = _edit(f"{exercise}.py", "undefined_helper()\n", "undefined_helper()\n")
+        else:
+            code = _right_edit(self.tasks[exercise]).replace(
+                ">>>>>>> REPLACE", "undefined_helper()\n>>>>>>> REPLACE"
+            )
+        for choice in reply.body["choices"]:
+            choice["message"]["content"] = code
+        return reply
+
+
+@pytest.mark.bwrap
+def test_lint_errors_of_an_applied_edit_are_sent_back_within_the_same_reflections(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    data = DataSettings(data_dir=data_dir, cache_dir=tmp_path / "cache", download=False)
+    loaded = get_benchmark("aider-polyglot").load(None, "python", data=data)
+    model = LintingModel(
+        {
+            str(t.metadata["exercise"]): t
+            for t in loaded.tasks
+            if t.metadata["exercise"] in EXERCISES
+        }
+    )
+    out = tmp_path / "out"
+    try:
+        _run(model, out, data_dir, tmp_path)
+    finally:
+        model.close()
+    first, second = model.requests_of("bowling")
+    assert second[: len(first)] == first
+    lint = second[-1]["content"]
+    reference = next(iter(json.loads(model.tasks["bowling"].canonical_solution)["files"].values()))
+    line = len(reference.splitlines()) + 1  # the call after the reference's last line
+    assert lint.startswith(
+        f"{LINT_START}bowling.py\n\nbowling.py:{line}:1: F821 undefined name 'undefined_helper'\n"
+    )
+    assert f"{line:3}█undefined_helper()\n" in lint
+    # zipper: its first answer and three lint reflections (Aider's max_reflections), then it stands
+    asked = model.requests_of("zipper")
+    assert len(asked) == 4 and all(r[-1]["content"].startswith(LINT_START) for r in asked[1:])
+
+    scores = json.loads(_files(out, "_pass_at_k.json").read_text(encoding="utf-8"))
+    assert scores["pass@1"] == 0.5  # zipper's undefined name fails its tests
+    assert scores["percent_cases_well_formed"] == 1.0  # lint errors are not malformed edits
+    assert scores["num_malformed_responses"] == 0 and scores["syntax_errors"] == 0
+    rows = [json.loads(line) for line in _files(out, "-sanitized_calibrated.jsonl").open()]
+    by_exercise = {row["task_id"].rsplit("/", 1)[1]: row for row in rows}
+    assert (by_exercise["bowling"]["reflections"], by_exercise["zipper"]["reflections"]) == (1, 3)
+    assert (
+        "undefined_helper"
+        not in json.loads(by_exercise["bowling"]["solution"])["files"]["bowling.py"]
+    )
+    assert not list(out.glob("*.reflecting.jsonl"))

@@ -285,8 +285,8 @@ def test_sanitize_answer(bench: Benchmark, full: LoadedBenchmark) -> None:
 def test_answers_of_one_conversation(bench: Benchmark, full: LoadedBenchmark) -> None:
     """`sanitize_answers` of one answer is `sanitize_answer`'s; by default the last answer
     stands alone. A reflection (what `run` sends back within the same request) is only ever
-    asked of a benchmark that reflects (`max_reflections`), for an answer that is not usable,
-    and never of a usable reference."""
+    asked of a benchmark that reflects (`max_reflections`): `sanitize_answers`' for an answer
+    that is not usable, which `reflection` sends as it is; never for a usable reference."""
     limit = bench.max_reflections
     assert isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0
     inherited = type(bench).sanitize_answers is BenchmarkBase.sanitize_answers
@@ -307,6 +307,14 @@ def test_answers_of_one_conversation(bench: Benchmark, full: LoadedBenchmark) ->
                     assert limit > 0 and not result.ok
                 if bench.has_reference:
                     assert result.ok and not result.reflection, (task.task_id, split)
+            # what `run` sends back: an unusable answer's error, or more (Aider's lint errors)
+            for given, result in ((answers[-1:], alone), (answers, together)):
+                sent = bench.reflection(given, task, split)
+                assert isinstance(sent, str) and (not sent or limit > 0)
+                if result.reflection:
+                    assert sent == result.reflection
+                if bench.has_reference:
+                    assert sent == "", (task.task_id, split)
 
 
 def test_sample_and_verdict_fields(bench: Benchmark, full: LoadedBenchmark) -> None:

@@ -1,19 +1,20 @@
-"""Aider's reflections: an answer that cannot be applied is sent back within the same request.
+"""Aider's reflections: an answer that is not to stand is sent back within the same request.
 
-Aider (aider/coders/base_coder.py `run_one`, `apply_updates`) counts an answer whose edits
-cannot be applied as malformed (`num_malformed_responses`) and sends the error text back to the
-model as the next user message, in the same conversation, up to `max_reflections` (3) times,
-before the tests run. A benchmark says whether its answers are such edits: its
-`max_reflections` (0 by default: an answer stands as given) and the `reflection` its
-`sanitize_answers` gives for a conversation's answers (Aider's error text, "" when the last
-answer applied).
+Aider (aider/coders/base_coder.py `run_one`, `send_message`, `apply_updates`) counts an answer
+whose edits cannot be applied as malformed (`num_malformed_responses`) and sends the error text
+back to the model as the next user message, in the same conversation; an answer whose edits
+applied has the files it edited linted, and their errors are sent back the same way. Both count
+toward one limit, `max_reflections` (3) per request, before the tests run. A benchmark says
+whether its answers are such edits: its `max_reflections` (0 by default: an answer stands as
+given) and its `reflection` for a conversation's answers (Aider's error text or lint errors, ""
+when the last answer stands).
 
-Here a chat answer whose sanitized result carries a reflection is held in a side file beside the
-raw samples (`STEM.reflecting.jsonl`) instead of being written; once every answer of the
-request has arrived, each held sample is asked again with its reflection, and its new answer
-held again, until an answer applies or the sample's reflections run out; then its last answer is
-written as the sample, with the conversation it was given (`messages`) and how many reflections
-it took (`reflections`). Its program comes from every answer of the conversation in turn
+Here a chat answer with a reflection is held in a side file beside the raw samples
+(`STEM.reflecting.jsonl`) instead of being written; once every answer of the request has
+arrived, each held sample is asked again with its reflection, and its new answer held again,
+until an answer stands or the sample's reflections run out; then its last answer is written as
+the sample, with the conversation it was given (`messages`) and how many reflections it took
+(`reflections`). Its program comes from every answer of the conversation in turn
 (`samplerows.conversation_answers`), as Aider's files keep each edit. A run that stops keeps the
 side file: the next run continues each held sample from its last answer, asking nothing twice.
 """
@@ -32,7 +33,6 @@ from passbench.apps.samplerows import (
     read_rows,
     row_key,
     sample_row,
-    sanitize_answers,
     task_fields,
 )
 from passbench.core.records import Prompt, Task
@@ -74,15 +74,22 @@ class Reflections:
             if row["task_id"] in tasks and row_key(row) not in done
         }
         self._out = Appender(self.path)
+        # the reflection of each held row's last answer, once worked out
+        self._messages: dict[tuple[str, int, int], str] = {}
 
     def reflection(self, row: Row) -> str:
-        """What to send back for the row's answer: "" when it applied, when the benchmark does
+        """What to send back for the row's answer: "" when it stands, when the benchmark does
         not reflect or the sample's reflections ran out, or for a completion model."""
         task = self.tasks[str(row["task_id"])]
         limit = get_benchmark(task.benchmark).max_reflections
         if not self.chat or int(row.get("reflections", 0)) >= limit:
             return ""
-        return sanitize_answers(conversation_answers(row), task, self.split).reflection
+        answers = conversation_answers(row)
+        key = (*row_key(row), len(answers))  # one answer of one sample's conversation
+        if key not in self._messages:  # linting runs tools: once per answer
+            benchmark = get_benchmark(task.benchmark)
+            self._messages[key] = benchmark.reflection(answers, task, self.split)
+        return self._messages[key]
 
     def hold(self, row: Row) -> bool:
         """Hold the row when its answer is to be sent back (True), else leave it be written."""
@@ -93,7 +100,7 @@ class Reflections:
         return True
 
     async def settle(self, runner: ModelRunner, write: Callable[[Row], None]) -> None:
-        """Ask every held sample again until its answer applies or its reflections run out,
+        """Ask every held sample again until its answer stands or its reflections run out,
         writing each sample's last answer through `write`."""
         try:
             while self.held:

@@ -410,6 +410,7 @@ def test_env_check_names_tools_per_language_and_the_exercises_that_cannot_run() 
     from click.testing import CliRunner
 
     from passbench.apps.cli import cli
+    from passbench.stages.benchmarks.aider_polyglot.lint import LINTERS
     from passbench.stages.benchmarks.aider_polyglot.toolchains import JS_PACKAGES
 
     result = CliRunner().invoke(
@@ -423,6 +424,7 @@ def test_env_check_names_tools_per_language_and_the_exercises_that_cannot_run() 
     assert "Maven Central" in items["java: hangman"]["detail"] and not items["java: hangman"]["ok"]
     assert "slices" in items["go: dnd-character"]["detail"]
     assert "Cargo-example.toml" in items["rust: poker"]["detail"]
+    assert items[f"lint: {LINTERS}"]["ok"]  # Aider's linters, for its lint reflections
     # scripts/setup.sh installs exactly the npm packages the JavaScript track names
     setup = (Path(__file__).parents[3] / "scripts" / "setup.sh").read_text()
     assert f'js_wanted="{" ".join(JS_PACKAGES)}"' in setup

@@ -358,6 +358,12 @@ class Benchmark(Protocol):
         when the last cannot be applied (asked again at most `max_reflections` times a request)."""
         ...
 
+    def reflection(self, answers: Sequence[str], task: Task, split: str) -> str:
+        """What `run` sends back to the model after the last of a conversation's answers,
+        within the same request ("" when the answer stands): the `reflection` of
+        `sanitize_answers`, or more (Aider's lint errors of the files a usable answer edited)."""
+        ...
+
     def sample_fields(self, task: Task) -> Mapping[str, Any]:
         """What the benchmark records about `task` in each of its sample rows."""
         ...
@@ -644,6 +650,10 @@ class BenchmarkBase:
         """The last answer alone, by `sanitize_answer`: a whole program replaces the ones
         before it."""
         return self.sanitize_answer(answers[-1], task, split)
+
+    def reflection(self, answers: Sequence[str], task: Task, split: str) -> str:
+        """The unusable answer's error text (`sanitize_answers`' `reflection`)."""
+        return self.sanitize_answers(answers, task, split).reflection
 
     def sample_fields(self, task: Task) -> Mapping[str, Any]:
         return {}

@@ -27,7 +27,7 @@ import json
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,7 @@ from passbench.core.records import ExecResult, ProcessSpec, Prompt, Task
 from passbench.core.runs import SampleResult
 from passbench.stages.benchmarks._fields import RecordReader
 from passbench.stages.benchmarks.aider_polyglot import prompts
-from passbench.stages.benchmarks.aider_polyglot.edits import APPLIERS
+from passbench.stages.benchmarks.aider_polyglot.edits import APPLIERS, Applied
 from passbench.stages.benchmarks.aider_polyglot.toolchains import (
     JS_PACKAGES,
     TEST_TIMEOUT_S,
@@ -393,29 +393,29 @@ class AiderPolyglot(BenchmarkBase):
         given = _solution_object(answers[-1])
         if given is not None:  # already a solution (a re-evaluation, a reference)
             return SanitizeResult(json.dumps(given, indent=1), True, "", "solution")
-        edit_format = split if split in APPLIERS else "whole"
-        shown: Mapping[str, str] = task.metadata["shown"]
-        stubs: Mapping[str, str] = task.metadata["stubs"]
-        current: Mapping[str, str] = {n: stubs[p] for n, p in shown.items()}
-        malformed_responses = 0
-        error = ""
-        for answer in answers:
-            applied = APPLIERS[edit_format](answer, current)
-            current, error = applied.files, applied.malformed
-            malformed_responses += bool(error)
-        root = _common_root(list(shown.values()))
-        files = {
-            shown.get(name, posixpath.normpath(posixpath.join(root, name))): text
-            for name, text in current.items()
-        }
-        solution: dict[str, Any] = {"edit_format": edit_format, "malformed": error}
+        applied = _apply_conversation(answers, task, split)
+        error = applied.last.malformed
+        solution: dict[str, Any] = {"edit_format": applied.edit_format, "malformed": error}
         if len(answers) > 1:
-            solution["malformed_responses"] = malformed_responses
-        solution["files"] = files
+            solution["malformed_responses"] = applied.malformed_responses
+        solution["files"] = applied.exercise_files(task)
         code = json.dumps(solution, indent=1)
         if error:
             return SanitizeResult(code, False, "malformed edit: " + error, split, reflection=error)
-        return SanitizeResult(code, True, "", edit_format)
+        return SanitizeResult(code, True, "", applied.edit_format)
+
+    def reflection(self, answers: Sequence[str], task: Task, split: str) -> str:
+        """What Aider sends back after the last answer, within the same try: a malformed
+        edit's error text; else, when the answer edited files, the lint errors of those files
+        (Aider's lint reflection, lint.py); "" when the answer stands."""
+        if _solution_object(answers[-1]) is not None:
+            return ""
+        applied = _apply_conversation(answers, task, split)
+        if applied.last.malformed:
+            return applied.last.malformed
+        from passbench.stages.benchmarks.aider_polyglot.lint import lint_edited
+
+        return lint_edited(applied.last.files, applied.last.edited, applied.folder(task))
 
     def solution_from_completion(self, task: Task, completion: str) -> str:
         """A samples file's `completion` (Aider has no completion prompt): the text of the
@@ -511,8 +511,12 @@ class AiderPolyglot(BenchmarkBase):
         return Toolchains(packages, tools)
 
     def toolchain_checks(self) -> tuple[ToolCheck, ...]:
-        """Per language: its tools, then the exercises that cannot run here and why."""
-        checks: list[ToolCheck] = []
+        """Aider's linters (lint.py), then per language: its tools, then the exercises that
+        cannot run here and why."""
+        from passbench.stages.benchmarks.aider_polyglot.lint import LINTERS, available
+
+        missing = available()
+        checks = [ToolCheck("lint: " + LINTERS, missing is None, missing or "found")]
         for track in TRACKS.values():
             fix = "apt-get install " + " ".join(track.debian_packages)
             needs = {tool: fix for tool in track.tools}
@@ -566,6 +570,48 @@ class AiderPolyglot(BenchmarkBase):
                 else:
                     checks.append(ToolCheck(name, True, f"{needed}: found"))
         return checks
+
+
+@dataclass(frozen=True)
+class _Conversation:
+    """A conversation's answers applied in turn: the last answer's application (every file
+    after it, by the name the model saw, and the files it edited) and how many answers were
+    malformed."""
+
+    edit_format: str
+    last: Applied
+    malformed_responses: int
+
+    def exercise_files(self, task: Task) -> dict[str, str]:
+        """The files by their path in the exercise (new files relative to the shown folder)."""
+        shown: Mapping[str, str] = task.metadata["shown"]
+        root = _common_root(list(shown.values()))
+        return {
+            shown.get(name, posixpath.normpath(posixpath.join(root, name))): text
+            for name, text in self.last.files.items()
+        }
+
+    def folder(self, task: Task) -> str:
+        """The folder the shown names are relative to, from the exercise's parent folder
+        (`bowling`, `affine-cipher/src/main/java`): where a compile traceback finds them."""
+        root = _common_root(list(task.metadata["shown"].values()))
+        return (
+            posixpath.join(str(task.metadata["exercise"]), root)
+            if root
+            else str(task.metadata["exercise"])
+        )
+
+
+def _apply_conversation(answers: Sequence[str], task: Task, split: str) -> _Conversation:
+    edit_format = split if split in APPLIERS else "whole"
+    shown: Mapping[str, str] = task.metadata["shown"]
+    stubs: Mapping[str, str] = task.metadata["stubs"]
+    applied = Applied({n: stubs[p] for n, p in shown.items()})
+    malformed_responses = 0
+    for answer in answers:
+        applied = APPLIERS[edit_format](answer, applied.files)
+        malformed_responses += bool(applied.malformed)
+    return _Conversation(edit_format, applied, malformed_responses)
 
 
 def _solution_object(answer: str) -> dict[str, Any] | None:
