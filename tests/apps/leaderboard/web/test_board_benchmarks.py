@@ -1,13 +1,15 @@
 """Every benchmark with results gets its own board, the repository-level and polyglot ones
 included: a SWE-bench run (predictions graded on a small real repository) and an Aider polyglot
 run (reference and stub answers tested in the sandbox), each imported and shown by `leaderboard
-build` as its own view, with its scores and nothing of the other's."""
+build` as its own view, with its scores and nothing of the other's; the polyglot run's languages
+each get a view too, scored on that language's exercises."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 from tests.stages.benchmarks.swebench.fixture import make_small_bench
 from tests.stages.sandbox.conftest import BWRAP
@@ -22,7 +24,7 @@ from passbench.stages.evaluate import EvaluateSettings, Evaluator
 pytestmark = [pytest.mark.bwrap, pytest.mark.skipif(not BWRAP, reason="bubblewrap cannot run")]
 
 INSTANCE = "octo__calc-1"
-EXERCISES = ("bowling/python", "zipper/python")
+EXERCISES = ("bowling/python", "zipper/python", "bowling/go")
 
 
 def _swebench_run(folder: Path) -> Path:
@@ -38,7 +40,7 @@ def _swebench_run(folder: Path) -> Path:
 
 
 def _polyglot_run(folder: Path, data_dir: Path) -> Path:
-    """One model's answers: the reference for bowling, the untouched stub for zipper."""
+    """One model's answers: the references for bowling, the untouched stub for zipper."""
     bench = get_benchmark("aider-polyglot")
     data = DataSettings(data_dir=data_dir, download=False)
     tasks = {
@@ -78,7 +80,14 @@ def test_swebench_and_polyglot_runs_each_get_a_board(tmp_path: Path, data_dir: P
     }
     assert shown == {
         "SWE-bench Verified · Full · Complete": [("org/patcher", 100.0, 1)],
-        "Aider polyglot · Full · Whole": [("editor", 50.0, 2)],
+        "Aider polyglot · Full · Whole": [("editor", pytest.approx(200 / 3), 3)],
+        "Aider polyglot · Full · Whole · Go": [("editor", 100.0, 1)],
+        "Aider polyglot · Full · Whole · Python": [("editor", 50.0, 2)],
     }
-    for view in document["views"]:
-        assert (tmp_path / "site" / f"matrix-{view['key']}.parquet").is_file()
+    keys = [view["key"] for view in document["views"]]
+    assert "aider-polyglot-full-whole-python" in keys
+    for key in keys:
+        assert (tmp_path / "site" / f"matrix-{key}.parquet").is_file()
+    python = pq.read_table(tmp_path / "site" / "matrix-aider-polyglot-full-whole-python.parquet")
+    tasks = python.column("task_id").to_pylist()
+    assert len(tasks) == 2 and all("/python/" in task for task in tasks), tasks

@@ -199,7 +199,10 @@ def _run_row(
         if not samples:
             continue
         n, c = counts[task_id]
-        task = TaskResult(task_id=task_id, n=n, c=c)
+        languages = {sample.language for sample in samples}
+        task = TaskResult(
+            task_id=task_id, n=n, c=c, language=languages.pop() if len(languages) == 1 else None
+        )
         task.samples = [
             SampleVerdict(
                 task_id=task_id,

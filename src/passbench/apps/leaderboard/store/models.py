@@ -176,6 +176,9 @@ class TaskResult(Base):
     task_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     n: Mapped[int]
     c: Mapped[int]
+    #: the task's language where the run's tasks differ in it (Aider's polyglot exercises),
+    #: as the result file names it ("C++"); None where the benchmark has one language
+    language: Mapped[str | None] = mapped_column(String(40))
 
     run: Mapped[Run] = relationship(back_populates="tasks")
     samples: Mapped[list[SampleVerdict]] = relationship(

@@ -2,7 +2,9 @@
 
 Both the Gradio app and `passbench leaderboard build` call these, so the served board and the
 published files cannot drift. A *view* is one board: (benchmark, subset, split), such as
-BigCodeBench Hard × Instruct. In a view each model has at most:
+BigCodeBench Hard × Instruct; where a view's runs hold tasks in several languages (Aider's
+polyglot exercises), each language gets a view of its own too, scored on that language's tasks
+of the same runs. In a view each model has at most:
 
 - one row from a run we hold the verdicts of (`verified`, else `imported`; the newest run that
   an admin has not hidden), its pass@1 computed from the verdicts with a 95% interval from
@@ -68,22 +70,39 @@ def _subset_sizes(benchmark: str) -> Mapping[str, int]:
 
 @dataclass(frozen=True)
 class View:
-    """One board: a benchmark's subset and split (None where the benchmark has none)."""
+    """One board: a benchmark's subset and split (None where the benchmark has none), and
+    one language of its tasks (None: all of them)."""
 
     benchmark: str
     subset: str | None
     split: str | None
+    language: str | None = None
 
     @property
     def key(self) -> str:
-        """The view in a URL or a file name: `bigcodebench-hard-instruct`."""
-        return "-".join(part for part in (self.benchmark, self.subset, self.split) if part)
+        """The view in a URL or a file name: `bigcodebench-hard-instruct`,
+        `aider-polyglot-full-whole-cpp` (the language as a name: "C++" -> "cpp")."""
+        language = _language_key(self.language) if self.language else None
+        parts = (self.benchmark, self.subset, self.split, language)
+        return "-".join(part for part in parts if part)
 
     @property
     def label(self) -> str:
         parts = [_title(self.benchmark)]
         parts += [part.capitalize() for part in (self.subset, self.split) if part]
+        parts += [self.language] if self.language else []
         return " · ".join(parts)
+
+    @property
+    def whole(self) -> View:
+        """The view of all the languages this one is a part of (itself when it is whole)."""
+        return replace(self, language=None)
+
+
+def _language_key(language: str) -> str:
+    """A language's name in a URL or file name: lower case, `+` as `p`, `#` as `sharp`."""
+    spelled = language.lower().replace("+", "p").replace("#", "sharp")
+    return "".join(char if char.isalnum() else "-" for char in spelled).strip("-")
 
 
 @dataclass(frozen=True)
@@ -129,20 +148,37 @@ class BoardRow:
 
 
 def views(session: Session) -> list[View]:
-    """Every view the store has rows for: the public board's first, then runs' benchmarks."""
+    """Every view the store has rows for: the public board's first, then runs' benchmarks,
+    each followed by its languages' views where its runs' tasks are in several."""
     found: set[View] = set()
     for benchmark, subset, split in session.execute(
         select(ReportedScore.benchmark, ReportedScore.subset, ReportedScore.split).distinct()
     ):
         found.add(View(benchmark, subset, split))
-    for run_benchmark, run_subset, run_split in session.execute(
-        select(Run.benchmark, Run.subset, Run.split).where(~Run.hidden).distinct()
+    languages: dict[View, set[str]] = {}
+    for run_benchmark, run_subset, run_split, language in session.execute(
+        select(Run.benchmark, Run.subset, Run.split, TaskResult.language)
+        .join(TaskResult, TaskResult.run_id == Run.id, isouter=True)
+        .where(~Run.hidden)
+        .distinct()
     ):
-        found.add(View(run_benchmark or "unknown", run_subset, run_split))
+        view = View(run_benchmark or "unknown", run_subset, run_split)
+        found.add(view)
+        if language:
+            languages.setdefault(view, set()).add(language)
+    for view, names in languages.items():
+        if len(names) > 1:
+            found.update(replace(view, language=name) for name in names)
     order = {DEFAULT_BENCHMARK: 0}  # the default benchmark's boards first
     return sorted(
         found,
-        key=lambda v: (order.get(v.benchmark, 1), v.benchmark, v.subset or "", v.split or ""),
+        key=lambda v: (
+            order.get(v.benchmark, 1),
+            v.benchmark,
+            v.subset or "",
+            v.split or "",
+            v.language or "",
+        ),
     )
 
 
@@ -180,15 +216,19 @@ def shown_runs(session: Session, view: View) -> list[Run]:
     return list(chosen.values())
 
 
-def run_counts(session: Session, run_ids: Sequence[int]) -> dict[int, dict[str, tuple[int, int]]]:
-    """(n, c) per task of each run: what pass@k and its interval are computed from."""
+def run_counts(
+    session: Session, run_ids: Sequence[int], language: str | None = None
+) -> dict[int, dict[str, tuple[int, int]]]:
+    """(n, c) per task of each run: what pass@k and its interval are computed from; with
+    `language`, of that language's tasks only."""
     counts: dict[int, dict[str, tuple[int, int]]] = {run_id: {} for run_id in run_ids}
     if run_ids:
-        for run_id, task_id, n, c in session.execute(
-            select(TaskResult.run_id, TaskResult.task_id, TaskResult.n, TaskResult.c).where(
-                TaskResult.run_id.in_(run_ids)
-            )
-        ):
+        query = select(TaskResult.run_id, TaskResult.task_id, TaskResult.n, TaskResult.c).where(
+            TaskResult.run_id.in_(run_ids)
+        )
+        if language is not None:
+            query = query.where(TaskResult.language == language)
+        for run_id, task_id, n, c in session.execute(query):
             counts[run_id][task_id] = (n, c)
     return counts
 
@@ -247,35 +287,41 @@ def board(session: Session, view: View, confidence: float = CONFIDENCE) -> list[
     """The rows of `view`, ranked by pass@1 (highest first), with their rank bands."""
     rows: list[BoardRow] = []
     runs = shown_runs(session, view)
-    counts = run_counts(session, [run.id for run in runs])
+    counts = run_counts(session, [run.id for run in runs], view.language)
     checks = stored_checks(session) if runs else []
     for run in runs:
-        interval = run_interval(counts[run.id], confidence)
-        clean = clean_score(counts[run.id], run, checks)
+        tasks = counts[run.id]
+        if not tasks:  # a run without a task of the view's language
+            continue
+        interval = run_interval(tasks, confidence)
+        clean = clean_score(tasks, run, checks)
+        whole = view.language is None
         rows.append(
             BoardRow(
                 badge=run.provenance,
-                pass_at_1=100 * run.pass_at_1,
+                pass_at_1=100 * (run.pass_at_1 if whole else _pass_at_1(tasks)),
                 ci_low=None if math.isnan(interval.low) else 100 * interval.low,
                 ci_high=None if math.isnan(interval.high) else 100 * interval.high,
                 ci_method=interval.method,
-                n_tasks=run.n_tasks,
-                n_samples=run.n_samples,
+                n_tasks=run.n_tasks if whole else len(tasks),
+                n_samples=run.n_samples if whole else sum(n for n, _ in tasks.values()),
                 run_id=run.id,
                 clean_pass_at_1=None if clean is None else 100 * clean[0],
                 contaminated_tasks=None if clean is None else clean[1],
                 **_metadata(run.model),  # type: ignore[arg-type]
             )
         )
+    if view.language is not None:  # published scores are of whole subsets
+        return rank(rows)
     # tasks per subset, for the interval of a reported score (the public board: greedy, n=1)
-    tasks = _subset_sizes(view.benchmark).get(view.subset or "")
+    subset_tasks = _subset_sizes(view.benchmark).get(view.subset or "")
     for score in reported_scores(session, view):
         low = high = None
         method = "none (published without per-task results)"
-        if tasks is not None:
-            solved = round(score.pass_at_1_percent / 100 * tasks)
-            low, high = _exact_percent(solved, tasks, confidence)
-            method = f"clopper-pearson, assuming 1 greedy sample × {tasks} tasks"
+        if subset_tasks is not None:
+            solved = round(score.pass_at_1_percent / 100 * subset_tasks)
+            low, high = _exact_percent(solved, subset_tasks, confidence)
+            method = f"clopper-pearson, assuming 1 greedy sample × {subset_tasks} tasks"
         rows.append(
             BoardRow(
                 badge="reported",
@@ -283,13 +329,18 @@ def board(session: Session, view: View, confidence: float = CONFIDENCE) -> list[
                 ci_low=low,
                 ci_high=high,
                 ci_method=method,
-                n_tasks=tasks,
+                n_tasks=subset_tasks,
                 n_samples=None,
                 run_id=None,
                 **_metadata(score.model),  # type: ignore[arg-type]
             )
         )
     return rank(rows)
+
+
+def _pass_at_1(counts: Mapping[str, tuple[int, int]]) -> float:
+    """pass@1 over the tasks (a fraction), as a run's is computed from its verdicts."""
+    return scoring.pass_at_k_table(_in_task_order(counts), [1])["pass@1"]
 
 
 @functools.lru_cache(maxsize=8192)

@@ -50,7 +50,7 @@ def official_results(boards: dict[View, list[BoardRow]], subset: str) -> dict[st
     chosen: dict[str, dict[str, BoardRow]] = {}  # model -> split -> row
     order: dict[str, int] = {}
     for view, rows in boards.items():
-        if view.benchmark != OFFICIAL_BENCHMARK or view.subset != subset:
+        if view.benchmark != OFFICIAL_BENCHMARK or view.subset != subset or view.language:
             continue
         if view.split not in OFFICIAL_SPLITS:
             continue
@@ -84,13 +84,14 @@ def _number(value: float | None) -> float | int | None:
     return int(value) if value is not None and value.is_integer() else value
 
 
-def task_matrix(session: Session, rows: Sequence[BoardRow]) -> Any:
+def task_matrix(session: Session, rows: Sequence[BoardRow], language: str | None = None) -> Any:
     """A pyarrow table: `task_id`, then one column per run shown in the view (its model's
-    name) holding the task's pass rate (c / n), null where the run lacks the task."""
+    name) holding the task's pass rate (c / n), null where the run lacks the task; a
+    language's view has that language's tasks."""
     import pyarrow as pa  # type: ignore[import-untyped]
 
     runs = [row for row in rows if row.run_id is not None]
-    counts = run_counts(session, [row.run_id for row in runs if row.run_id is not None])
+    counts = run_counts(session, [row.run_id for row in runs if row.run_id is not None], language)
     tasks = sorted({task for per_run in counts.values() for task in per_run}, key=task_order)
     columns: dict[str, list[Any]] = {"task_id": tasks}
     for row in runs:
@@ -145,7 +146,7 @@ def build(session: Session, output: Path) -> Built:
     for view, rows in boards.items():
         if any(row.run_id is not None for row in rows):
             path = output / f"matrix-{view.key}.parquet"
-            pq.write_table(task_matrix(session, rows), path)
+            pq.write_table(task_matrix(session, rows, view.language), path)
             written.append(path)
     write("index.html", render_page(boards, generated))
     return Built(
