@@ -33,6 +33,12 @@ MUST_MATCH = (
     "The SEARCH section must exactly match an existing block of lines including all white "
     "space, comments, indentation, docstrings, etc\n"
 )
+#: what Aider's coder adds once an answer's edits are applied (`move_back_cur_messages`)
+UPDATED = [
+    {"role": "user", "content": "I updated the files."},
+    {"role": "assistant", "content": "Ok."},
+]
+FILES_START = "I have *added these files to the chat*"
 
 
 def _edit(name: str, search: str, replace: str) -> str:
@@ -126,13 +132,21 @@ def test_a_malformed_edit_is_sent_back_with_aiders_error_and_counts_as_not_well_
     # zipper: one request; bowling: the malformed answer, then its reflection
     assert len(server.requests_of("zipper")) == 1
     first, second = server.requests_of("bowling")
-    assert second[: len(first)] == first  # the same conversation, continued
-    assert second[len(first)]["role"] == "assistant"
-    assert "roll_a_strike_somewhere" in second[len(first)]["content"]
+    # Aider's layout: the exchange (its SEARCH block was parsed, so it counts as edits) moves
+    # before the files with "I updated the files." / "Ok."; the reminder goes on the newest
+    head = first[:-3]  # system, examples, "I switched to a new code base" / "Ok."
+    assert second[: len(head)] == head and len(second) == len(first) + 4
+    asked, answer, *updated = second[len(head) : len(head) + 4]
+    request = first[-1]["content"]
+    assert asked["role"] == "user" and request.startswith(asked["content"] + "\n\n")
+    reminder = request[len(asked["content"]) :]
+    assert answer["role"] == "assistant" and "roll_a_strike_somewhere" in answer["content"]
+    assert updated == UPDATED
+    assert second[-3:-1] == first[-3:-1]  # the files again: no block applied
     reflection = second[-1]
-    assert reflection["role"] == "user" and len(second) == len(first) + 2
+    assert reflection["role"] == "user"
     assert reflection["content"].startswith(NO_MATCH)
-    assert reflection["content"].endswith(MUST_MATCH)
+    assert reflection["content"].endswith(MUST_MATCH + reminder)
 
     scores = json.loads(_files(out, "_pass_at_k.json").read_text(encoding="utf-8"))
     assert scores["pass@1"] == 1.0  # both pass in their one try
@@ -142,6 +156,9 @@ def test_a_malformed_edit_is_sent_back_with_aiders_error_and_counts_as_not_well_
     rows = [json.loads(line) for line in _files(out, "-sanitized_calibrated.jsonl").open()]
     by_exercise = {row["task_id"].rsplit("/", 1)[1]: row for row in rows}
     assert by_exercise["bowling"]["reflections"] == 1
+    # what the next request is rebuilt from: the answers and the messages after them
+    assert by_exercise["bowling"]["follow_ups"] == [reflection["content"][: -len(reminder)]]
+    assert len(by_exercise["bowling"]["earlier_answers"]) == 1
     assert "reflections" not in by_exercise["zipper"]
     solution = json.loads(by_exercise["bowling"]["solution"])
     assert solution["malformed"] == "" and solution["malformed_responses"] == 1
@@ -157,6 +174,7 @@ def test_a_run_stopped_during_a_reflection_resumes_without_asking_again(
     with pytest.raises(PermanentProviderError):
         _run(server, out, data_dir, tmp_path)
     assert len(server.requests_of("bowling")) == 2  # the malformed answer, the refused one
+    refused = server.requests_of("bowling")[1]
     (held,) = out.glob("*.reflecting.jsonl")
     assert [json.loads(line)["task_id"].endswith("/bowling") for line in held.open()] == [True]
 
@@ -165,7 +183,9 @@ def test_a_run_stopped_during_a_reflection_resumes_without_asking_again(
     _run(server, out, data_dir, tmp_path)
     # only the reflection that was refused: not the first answer, not zipper again
     assert len(server.requests) == asked + 1
-    assert server.requests[-1].body["messages"][-1]["content"].startswith(NO_MATCH)
+    # rebuilt from the held row alone, the same request as the one refused
+    assert server.requests[-1].body["messages"] == refused
+    assert refused[-1]["content"].startswith(NO_MATCH)
     scores = json.loads(_files(out, "_pass_at_k.json").read_text(encoding="utf-8"))
     assert scores["pass@1"] == 1.0 and scores["num_malformed_responses"] == 1
 
@@ -210,6 +230,16 @@ def test_a_later_tries_edits_apply_over_the_earlier_tries(data_dir: Path, tmp_pa
     finally:
         model.close()
     assert len(model.requests) == 2  # no reflection: both edits applied
+    # try 2 as Aider sends it: try 1's exchange before the files, which show try 1's edit
+    first, second = (request.body["messages"] for request in model.requests)
+    head = first[:-3]
+    assert second[: len(head)] == head
+    assert second[len(head) + 1]["content"].count("# marked by try 1") == 1
+    assert second[len(head) + 2 : len(head) + 4] == UPDATED
+    files = second[len(head) + 4]["content"]
+    assert files.startswith(FILES_START) and "# marked by try 1\n" in files
+    tested = second[-1]["content"]
+    assert "Fix the code in zipper.py to resolve the errors.\n\n\n# *SEARCH/REPLACE" in tested
     scores = json.loads(
         _files(tmp_path / "out", "_try2-sanitized_calibrated_pass_at_k.json").read_text()
     )
@@ -267,7 +297,12 @@ def test_lint_errors_of_an_applied_edit_are_sent_back_within_the_same_reflection
     finally:
         model.close()
     first, second = model.requests_of("bowling")
-    assert second[: len(first)] == first
+    # the applied answer moves before the files, which now show its edit
+    head = first[:-3]
+    assert second[: len(head)] == head
+    assert second[len(head) + 2 : len(head) + 4] == UPDATED
+    assert second[-3]["content"].startswith(FILES_START)
+    assert "undefined_helper()" in second[-3]["content"]
     lint = second[-1]["content"]
     reference = next(iter(json.loads(model.tasks["bowling"].canonical_solution)["files"].values()))
     line = len(reference.splitlines()) + 1  # the call after the reference's last line
@@ -278,6 +313,7 @@ def test_lint_errors_of_an_applied_edit_are_sent_back_within_the_same_reflection
     # zipper: its first answer and three lint reflections (Aider's max_reflections), then it stands
     asked = model.requests_of("zipper")
     assert len(asked) == 4 and all(r[-1]["content"].startswith(LINT_START) for r in asked[1:])
+    assert [r.count(UPDATED[0]) for r in asked] == [0, 1, 2, 3]  # each applied answer moved
 
     scores = json.loads(_files(out, "_pass_at_k.json").read_text(encoding="utf-8"))
     assert scores["pass@1"] == 0.5  # zipper's undefined name fails its tests

@@ -18,9 +18,11 @@ from tests.contracts.benchmark_data import provider_for
 from passbench.core.errors import DatasetError, InputError
 from passbench.core.records import (
     ErrorCategory,
+    Exchange,
     ExecResult,
     Isolation,
     Program,
+    Prompt,
     Sample,
     Status,
     Task,
@@ -315,6 +317,41 @@ def test_answers_of_one_conversation(bench: Benchmark, full: LoadedBenchmark) ->
                     assert sent == result.reflection
                 if bench.has_reference:
                     assert sent == "", (task.task_id, split)
+
+
+def test_follow_up_requests(bench: Benchmark, full: LoadedBenchmark) -> None:
+    """A follow-up request (a reflection, a later try) continues the task's conversation: the
+    same task and split, text messages only, the new message in the user's last one, every
+    earlier message in the conversation; by default the first request's messages, then each
+    answer as the assistant's turn and each message as the user's."""
+    inherited = type(bench).follow_up is BenchmarkBase.follow_up
+    for task in full.all_tasks[:PROGRAM_SAMPLE]:
+        for split in bench.splits:
+            if not task.prompts[split].strip():
+                continue
+            first = build_prompt(task, split, chat=True)
+            exchanges = [Exchange("no code here", "first marker"), Exchange("", "second marker")]
+            asked = bench.follow_up(first, exchanges, task, split)
+            assert isinstance(asked, Prompt)
+            assert (asked.task_id, asked.split) == (task.task_id, split)
+            assert all(
+                set(m) == {"role", "content"} and isinstance(m["content"], str)
+                for m in asked.messages
+            )
+            last = asked.messages[-1]
+            assert last["role"] == "user" and last["content"].startswith("second marker")
+            assert asked.text == last["content"]
+            said = [m["content"] for m in asked.messages]
+            assert "first marker" in said and "no code here" in "".join(said)
+            if inherited:
+                prefix = first.response_prefix
+                assert asked.messages == (
+                    *first.messages,
+                    {"role": "assistant", "content": prefix + "no code here"},
+                    {"role": "user", "content": "first marker"},
+                    {"role": "assistant", "content": prefix},
+                    {"role": "user", "content": "second marker"},
+                )
 
 
 def test_sample_and_verdict_fields(bench: Benchmark, full: LoadedBenchmark) -> None:

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from passbench.core.records import Prompt
-from passbench.stages.benchmarks import TestFeedback
+from passbench.core.records import Exchange, Prompt, Task
+from passbench.stages.benchmarks import BenchmarkBase, TestFeedback
 from passbench.stages.feedback import (
     feedback_message,
     first_lines,
-    follow_up_prompt,
     normalise_test_output,
 )
 
@@ -66,7 +65,9 @@ def test_a_timeout_sends_aiders_words_instead_of_output() -> None:
     assert "partial output" not in message
 
 
-def test_the_conversation_continues_with_the_answer_and_the_message() -> None:
+def test_by_default_the_conversation_continues_with_each_answer_and_message() -> None:
+    """`Benchmark.follow_up`'s default layout: the first request, then each answer (after the
+    response prefix it was given) and the message that followed it."""
     first = Prompt(
         task_id="T/1",
         split="instruct",
@@ -74,7 +75,10 @@ def test_the_conversation_continues_with_the_answer_and_the_message() -> None:
         messages=({"role": "system", "content": "be brief"}, {"role": "user", "content": "f?"}),
         response_prefix="```python\n",
     )
-    second = follow_up_prompt(first, "def f(): pass\n```", "it failed")
+    default = BenchmarkBase()
+    task = Task("T", "T/1", "f", {"instruct": "write f"}, "", "", "")
+    answered = Exchange("def f(): pass\n```", "it failed")
+    second = default.follow_up(first, [answered], task, "instruct")
     assert second.messages == (
         {"role": "system", "content": "be brief"},
         {"role": "user", "content": "f?"},
@@ -83,5 +87,10 @@ def test_the_conversation_continues_with_the_answer_and_the_message() -> None:
     )
     assert (second.task_id, second.split, second.text) == ("T/1", "instruct", "it failed")
     assert second.response_prefix == first.response_prefix
-    third = follow_up_prompt(second, "def f(): return 1\n```", "again")
+    again = Exchange("def f(): return 1\n```", "again")
+    third = default.follow_up(first, [answered, again], task, "instruct")
     assert third.messages[:4] == second.messages and len(third.messages) == 6
+    assert third.messages[4:] == (
+        {"role": "assistant", "content": "```python\ndef f(): return 1\n```"},
+        {"role": "user", "content": "again"},
+    )

@@ -9,20 +9,23 @@ whether its answers are such edits: its `max_reflections` (0 by default: an answ
 given) and its `reflection` for a conversation's answers (Aider's error text or lint errors, ""
 when the last answer stands).
 
-Here a chat answer with a reflection is held in a side file beside the raw samples
-(`STEM.reflecting.jsonl`) instead of being written; once every answer of the request has
-arrived, each held sample is asked again with its reflection, and its new answer held again,
-until an answer stands or the sample's reflections run out; then its last answer is written as
-the sample, with the conversation it was given (`messages`) and how many reflections it took
-(`reflections`). Its program comes from every answer of the conversation in turn
-(`samplerows.conversation_answers`), as Aider's files keep each edit. A run that stops keeps the
-side file: the next run continues each held sample from its last answer, asking nothing twice.
+The request that sends a reflection is laid out by the benchmark (`follow_up`: Aider's moves
+an applied answer's exchange before the files, shown again as they now are). Here a chat answer
+with a reflection is held in a side file beside the raw samples (`STEM.reflecting.jsonl`)
+instead of being written; once every answer of the request has arrived, each held sample is
+asked again with its reflection, and its new answer held again, until an answer stands or the
+sample's reflections run out; then its last answer is written as the sample, with the
+conversation it was given (`messages`), its earlier answers and the messages after them
+(`earlier_answers`, `follow_ups`: what the next request is rebuilt from) and how many
+reflections it took (`reflections`). Its program comes from every answer of the conversation in
+turn (`samplerows.conversation_answers`), as Aider's files keep each edit. A run that stops
+keeps the side file: the next run continues each held sample from its last answer, asking
+nothing twice.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,7 @@ from passbench.apps.samplerows import (
     Appender,
     continued,
     conversation_answers,
+    follow_up_request,
     read_rows,
     row_key,
     sample_row,
@@ -38,7 +42,6 @@ from passbench.apps.samplerows import (
 from passbench.core.records import Prompt, Task
 from passbench.core.samplefile import sample_file_stem
 from passbench.stages.benchmarks import get_benchmark
-from passbench.stages.feedback import follow_up_prompt
 from passbench.stages.providers import ModelRunner
 
 Row = dict[str, Any]
@@ -104,7 +107,7 @@ class Reflections:
         writing each sample's last answer through `write`."""
         try:
             while self.held:
-                asked: dict[int, list[tuple[Prompt, Row]]] = {}
+                asked: dict[int, list[tuple[Prompt, Row, str]]] = {}
                 for key, row in list(self.held.items()):
                     message = self.reflection(row)
                     if not message:
@@ -112,7 +115,7 @@ class Reflections:
                         del self.held[key]
                         continue
                     asked.setdefault(int(row["sample_index"]), []).append(
-                        (self._follow_up(row, message), row)
+                        (self._follow_up(row, message), row, message)
                     )
                 for index in sorted(asked):
                     await self._ask(runner, index, asked[index])
@@ -124,22 +127,24 @@ class Reflections:
         self._out.close()
 
     def _follow_up(self, row: Row, message: str) -> Prompt:
-        first = self.prompts[str(row["task_id"])]
-        messages = row.get("messages")
-        asked = first if not messages else replace(first, messages=tuple(messages))
-        return follow_up_prompt(asked, str(row["raw_solution"]), message)
+        task_id = str(row["task_id"])
+        return follow_up_request(
+            row, self.prompts[task_id], self.tasks[task_id], self.split, message
+        )
 
-    async def _ask(self, runner: ModelRunner, index: int, asked: list[tuple[Prompt, Row]]) -> None:
-        by_id = {prompt.task_id: (prompt, row) for prompt, row in asked}
-        prompts = [prompt for prompt, _ in asked]
+    async def _ask(
+        self, runner: ModelRunner, index: int, asked: list[tuple[Prompt, Row, str]]
+    ) -> None:
+        by_id = {prompt.task_id: (prompt, row, message) for prompt, row, message in asked}
+        prompts = [prompt for prompt, _, _ in asked]
         async for completion in runner.iter_completions(prompts, 1, first_index=index):
-            prompt, before = by_id[completion.task_id]
+            prompt, before, message = by_id[completion.task_id]
             row = sample_row(completion, prompt, chat=True)
             row.update(task_fields(self.tasks[completion.task_id]))
             if "try" in before:
                 row["try"] = before["try"]
-            row["messages"] = [dict(message) for message in prompt.messages]
-            row["earlier_answers"] = continued(before)
+            row["messages"] = [dict(turn) for turn in prompt.messages]
+            row.update(continued(before, self.prompts[completion.task_id], message))
             row["reflections"] = int(before.get("reflections", 0)) + 1
             row["usage"] = _added(before.get("usage"), row.get("usage"))
             self._out.write(row)

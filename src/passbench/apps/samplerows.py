@@ -2,9 +2,11 @@
 
 A raw row is the model's answer and what produced it (`sample_row`); its sanitized twin adds
 the program the answer stands for (`sanitized_row`). A row that continues a conversation (a
-later try, a reflection) records the conversation it was sent (`messages`) and the model's
+later try, a reflection) records the conversation it was sent (`messages`), the model's
 earlier answers in it (`earlier_answers`), which a benchmark whose answers are edits applies
-before the last (`conversation_answers`, the benchmark's `sanitize_answers`).
+before the last (`conversation_answers`, the benchmark's `sanitize_answers`), and the user
+message that followed each of them (`follow_ups`): with the first prompt, enough to lay out
+the next request again after a restart (`follow_up_request`, the benchmark's `follow_up`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from passbench.core.errors import SampleFileError
-from passbench.core.records import Completion, Prompt, Task
+from passbench.core.records import Completion, Exchange, Prompt, Task
 from passbench.stages.benchmarks import get_benchmark
 from passbench.stages.sanitize import SanitizeResult
 
@@ -75,9 +77,48 @@ def conversation_answers(raw_row: Mapping[str, Any]) -> list[str]:
     return [*(str(answer) for answer in earlier), str(raw_row["raw_solution"])]
 
 
-def continued(row: Mapping[str, Any]) -> list[str]:
-    """The `earlier_answers` of a row that continues `row`'s conversation."""
-    return conversation_answers(row)
+def follow_ups(row: Mapping[str, Any], first: Prompt) -> list[str]:
+    """The user messages that followed each of the row's earlier answers, oldest first: its
+    `follow_ups`; for a row written before passbench recorded them, the user turns its
+    `messages` added after the first prompt's (each follow-up was then appended at the end)."""
+    if "follow_ups" in row:
+        return [str(message) for message in row["follow_ups"] or ()]
+    sent = list(row.get("messages") or ())[len(first.messages) :]
+    return [str(message["content"]) for message in sent if message.get("role") == "user"]
+
+
+def exchanges(row: Mapping[str, Any], first: Prompt, message: str) -> list[Exchange]:
+    """The row's conversation after its first prompt, continued with `message`: each answer
+    (the row's own last) with the user message that followed it."""
+    answers = conversation_answers(row)
+    messages = [*follow_ups(row, first), message]
+    if len(messages) != len(answers):
+        raise SampleFileError(
+            f"sample {row['sample_index']} of {row['task_id']} has {len(answers) - 1} earlier "
+            f"answers but {len(messages) - 1} follow-up messages; pass --no-resume to start "
+            "afresh",
+            field="follow_ups",
+        )
+    return [Exchange(answer, text) for answer, text in zip(answers, messages, strict=True)]
+
+
+def follow_up_request(
+    row: Mapping[str, Any], first: Prompt, task: Task, split: str, message: str
+) -> Prompt:
+    """The request that continues the row's conversation with `message`, laid out by the
+    benchmark (`follow_up`) from the first prompt and the conversation's exchanges."""
+    return get_benchmark(task.benchmark).follow_up(
+        first, exchanges(row, first, message), task, split
+    )
+
+
+def continued(row: Mapping[str, Any], first: Prompt, message: str) -> dict[str, Any]:
+    """The fields a row records when its answer continues `row`'s conversation after
+    `message`: the conversation's answers so far and the messages that followed them."""
+    return {
+        "earlier_answers": conversation_answers(row),
+        "follow_ups": [*follow_ups(row, first), message],
+    }
 
 
 def sanitize_answers(answers: Sequence[str], task: Task, split: str) -> SanitizeResult:

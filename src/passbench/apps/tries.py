@@ -1,19 +1,20 @@
 """Multi-turn runs: `passbench run --tries N`, Aider's second try for any benchmark with tests.
 
 Try 1 is an ordinary run. After try t is evaluated, every sample that failed gets one follow-up
-request: its own conversation so far (the prompt, the model's answer as the assistant's turn)
-and a user message with the failing attempt's test output in Aider's protocol
-(`stages/feedback.py`, from the benchmark's `test_feedback`). Samples that passed are carried
-to try t+1 as they are, with no request, and their verdicts with them (the journal's), so they
-are not run again. A sample keeps its index across tries: sample i of try t+1 continues
-sample i of try t.
+request: its own conversation so far (the prompt, the model's answers) continued with a user
+message holding the failing attempt's test output in Aider's protocol (`stages/feedback.py`,
+from the benchmark's `test_feedback`), laid out by the benchmark (`follow_up`). Samples that
+passed are carried to try t+1 as they are, with no request, and their verdicts with them (the
+journal's), so they are not run again. A sample keeps its index across tries: sample i of try
+t+1 continues sample i of try t.
 
 Each try has its own files, named after the run's: `STEM.jsonl` for try 1, then
 `STEM_try2.jsonl` (`try_files`), with the sanitized file, the journal and the result files
 beside each as for any run. So each try resumes like every run: an interrupted try 2 keeps
 try 1's files and its own samples, and asks only for the follow-ups it lacks. Every row of a
 later try records `try` (the try whose request produced the answer; carried rows keep theirs)
-and, for a follow-up, the conversation it was given (`messages`), which the next try extends.
+and, for a follow-up, the conversation it was given (`messages`) and what the next try
+rebuilds it from (`earlier_answers`, `follow_ups`).
 
 pass@1 after each try is reported as Aider names it: `pass_rate_1`, `pass_rate_2`, ... (here
 fractions, as every score in a pass@k file; Aider prints percentages), written into each try's
@@ -42,6 +43,7 @@ from passbench.apps.reflections import Reflections, reflecting_file
 from passbench.apps.samplerows import (
     Appender,
     continued,
+    follow_up_request,
     read_rows,
     row_key,
     sample_row,
@@ -58,7 +60,7 @@ from passbench.core.settings import Paths
 from passbench.stages.benchmarks import get_benchmark
 from passbench.stages.evaluate import EvaluateSettings, EvaluationOutcome, Evaluator
 from passbench.stages.evaluate.evaluator import journal_path
-from passbench.stages.feedback import DEFAULT_FEEDBACK_LINES, feedback_message, follow_up_prompt
+from passbench.stages.feedback import DEFAULT_FEEDBACK_LINES, feedback_message
 from passbench.stages.providers import ModelRunner, ResponseCache, create_provider
 from passbench.stages.results import load_results
 
@@ -254,7 +256,7 @@ class _FollowUps:
         raw_out, sanitized_out = Appender(current.raw), Appender(current.sanitized)
         carried = 0
         asked: dict[int, list[Prompt]] = {}
-        answered: dict[tuple[str, int], list[str]] = {}  # the answers each follow-up continues
+        answered: dict[tuple[str, int], dict[str, Any]] = {}  # what each follow-up continues
         # a follow-up's answer whose edits cannot be applied is asked again (reflections.py)
         reflections = Reflections(
             current.raw, self.tasks, self.prompts, self.split, chat=True, done=done
@@ -291,9 +293,12 @@ class _FollowUps:
                         raw_out.write(kept)
                         sanitized_out.write(self._sanitized(kept))
                     else:
-                        prompt = self._follow_up(answer, verdict)
+                        message = self._message(verdict)
+                        first = self.prompts[task_id]
+                        task = self.tasks[task_id]
+                        prompt = follow_up_request(answer, first, task, self.split, message)
                         asked.setdefault(verdict.sample_index, []).append(prompt)
-                        answered[key] = continued(answer)
+                        answered[key] = continued(answer, first, message)
             for index in sorted(asked):
                 await self._ask(attempt, asked[index], index, runner, reflections, write, answered)
             await reflections.settle(runner, write)
@@ -306,15 +311,11 @@ class _FollowUps:
     def _sanitized(self, row: Mapping[str, Any]) -> dict[str, Any]:
         return sanitized_row(row, self.tasks[str(row["task_id"])], self.split)
 
-    def _follow_up(self, row: Mapping[str, Any], verdict: SampleResult) -> Prompt:
-        """The conversation of `row`'s sample so far, continued with its test feedback."""
+    def _message(self, verdict: SampleResult) -> str:
+        """The user message of a failed sample's next try: its test feedback."""
         task = self.tasks[verdict.task_id]
-        first = self.prompts[verdict.task_id]
-        messages = row.get("messages")
-        asked = first if not messages else replace(first, messages=tuple(messages))
         feedback = get_benchmark(task.benchmark).test_feedback(task, verdict)
-        message = feedback_message(feedback, verdict.status, lines=self.lines)
-        return follow_up_prompt(asked, str(row["raw_solution"]), message)
+        return feedback_message(feedback, verdict.status, lines=self.lines)
 
     async def _ask(
         self,
@@ -324,7 +325,7 @@ class _FollowUps:
         runner: ModelRunner,
         reflections: Reflections,
         write: Callable[[dict[str, Any]], None],
-        earlier: Mapping[tuple[str, int], list[str]],
+        earlier: Mapping[tuple[str, int], Mapping[str, Any]],
     ) -> None:
         by_id = {prompt.task_id: prompt for prompt in prompts}
         async for completion in runner.iter_completions(prompts, 1, first_index=index):
@@ -332,7 +333,7 @@ class _FollowUps:
             row = sample_row(completion, prompt, chat=True)
             row.update(task_fields(self.tasks[completion.task_id]))
             row["try"] = attempt
-            row["messages"] = [dict(message) for message in prompt.messages]
-            row["earlier_answers"] = earlier[(completion.task_id, index)]
+            row["messages"] = [dict(turn) for turn in prompt.messages]
+            row.update(earlier[(completion.task_id, index)])
             if not reflections.hold(row):
                 write(row)

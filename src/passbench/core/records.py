@@ -68,6 +68,16 @@ class Prompt:
 
 
 @dataclass(frozen=True)
+class Exchange:
+    """One turn of a conversation after its first request: the model's answer, and the user
+    message that followed it (a reflection, a later try's test output). A follow-up request is
+    the first request and the exchanges so far, laid out by the benchmark (`follow_up`)."""
+
+    answer: str
+    message: str
+
+
+@dataclass(frozen=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0

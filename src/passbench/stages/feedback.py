@@ -10,7 +10,9 @@ What the tests said comes from the benchmark (`Benchmark.test_feedback`); what i
 here is the same for every benchmark:
 
     message = feedback_message(benchmark.test_feedback(task, verdict), verdict.status, lines=50)
-    prompt = follow_up_prompt(previous_prompt, previous_answer, message)
+
+and the benchmark lays the request out (`Benchmark.follow_up`: the conversation continued by
+default, Aider's chat chunks for Aider's polyglot).
 
 Deviations, all documented in docs/run.md: the sandbox's scratch folder (Python's
 `tempfile.mkdtemp()` name under /tmp, random for every run) is removed from paths rather than
@@ -23,9 +25,7 @@ Aider's benchmark did until December 2024 (50), where its polyglot benchmark kee
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
-from passbench.core.records import Prompt
 from passbench.stages.benchmarks import TestFeedback
 
 #: Aider's `test_failures` (benchmark/prompts.py), appended to the test output.
@@ -73,21 +73,3 @@ def feedback_message(feedback: TestFeedback, status: str, *, lines: int | None) 
     else:
         closing = TEST_FAILURES_NO_FILES
     return first_lines(output, lines) + closing
-
-
-def follow_up_prompt(prompt: Prompt, answer: str, message: str) -> Prompt:
-    """`prompt`'s conversation continued: the model's answer as the assistant's turn (after the
-    response prefix it was given, if any), then `message` from the user. The prefix is given
-    again for the new answer, as it was for the first."""
-    turns: tuple[Mapping[str, str], ...] = (
-        *prompt.messages,
-        {"role": "assistant", "content": prompt.response_prefix + answer},
-        {"role": "user", "content": message},
-    )
-    return Prompt(
-        task_id=prompt.task_id,
-        split=prompt.split,
-        text=message,
-        messages=turns,
-        response_prefix=prompt.response_prefix,
-    )

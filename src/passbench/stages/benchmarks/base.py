@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from passbench.core.errors import InputError, UnknownNameError
 from passbench.core.progress import Progress
-from passbench.core.records import ExecResult, Program, Sample, Task
+from passbench.core.records import Exchange, ExecResult, Program, Prompt, Sample, Task
 from passbench.core.runs import RunResults, SampleResult
 from passbench.core.taskset import DatasetFile, TaskSetIdentity
 from passbench.stages.benchmarks.data import DataFile, DataSettings, ResolvedFile, resolve
@@ -75,6 +75,22 @@ def recorded_test_output(result: SampleResult) -> str:
     if parts:
         return "\n".join(parts)
     return result.reason or f"the tests ended with status {result.status}"
+
+
+def continued_prompt(prompt: Prompt, exchanges: Sequence[Exchange]) -> Prompt:
+    """`prompt`'s messages, then per exchange the answer as the assistant's turn (after the
+    response prefix) and the message as the user's: the default layout of a follow-up."""
+    turns: list[Mapping[str, str]] = list(prompt.messages)
+    for exchange in exchanges:
+        turns.append({"role": "assistant", "content": prompt.response_prefix + exchange.answer})
+        turns.append({"role": "user", "content": exchange.message})
+    return Prompt(
+        task_id=prompt.task_id,
+        split=prompt.split,
+        text=exchanges[-1].message if exchanges else prompt.text,
+        messages=tuple(turns),
+        response_prefix=prompt.response_prefix,
+    )
 
 
 @dataclass(frozen=True)
@@ -362,6 +378,17 @@ class Benchmark(Protocol):
         """What `run` sends back to the model after the last of a conversation's answers,
         within the same request ("" when the answer stands): the `reflection` of
         `sanitize_answers`, or more (Aider's lint errors of the files a usable answer edited)."""
+        ...
+
+    def follow_up(
+        self, prompt: Prompt, exchanges: Sequence[Exchange], task: Task, split: str
+    ) -> Prompt:
+        """The request that continues a conversation (a reflection, a later try): `prompt`,
+        its first request, and `exchanges`, each answer of the model with the user message
+        that followed it, oldest first (the last message is the new one), laid out as the
+        benchmark's own tool lays them out (Aider's chat chunks); by default the first
+        request's messages, then each answer as the assistant's turn and each message as the
+        user's."""
         ...
 
     def sample_fields(self, task: Task) -> Mapping[str, Any]:
@@ -654,6 +681,14 @@ class BenchmarkBase:
     def reflection(self, answers: Sequence[str], task: Task, split: str) -> str:
         """The unusable answer's error text (`sanitize_answers`' `reflection`)."""
         return self.sanitize_answers(answers, task, split).reflection
+
+    def follow_up(
+        self, prompt: Prompt, exchanges: Sequence[Exchange], task: Task, split: str
+    ) -> Prompt:
+        """The first request's conversation continued: each answer as the assistant's turn
+        (after the response prefix it was given, if any), then its message from the user. The
+        prefix is given again for the new answer, as it was for the first."""
+        return continued_prompt(prompt, exchanges)
 
     def sample_fields(self, task: Task) -> Mapping[str, Any]:
         return {}

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from passbench.core.errors import DatasetError, InputError, UnknownNameError
 from passbench.core.progress import Progress
-from passbench.core.records import ExecResult, ProcessSpec, Prompt, Task
+from passbench.core.records import Exchange, ExecResult, ProcessSpec, Prompt, Task
 from passbench.core.runs import SampleResult
 from passbench.stages.benchmarks._fields import RecordReader
 from passbench.stages.benchmarks.aider_polyglot import prompts
@@ -268,6 +268,13 @@ def clean_test_output(output: str, exercise: str) -> str:
 # ---- the benchmark -------------------------------------------------------------------------
 
 
+def _stub_files(task: Task) -> dict[str, str]:
+    """The files to edit as the model first sees them: shown name -> stub, in name order."""
+    shown: Mapping[str, str] = task.metadata["shown"]
+    stubs: Mapping[str, str] = task.metadata["stubs"]
+    return {name: stubs[path] for name, path in sorted(shown.items())}
+
+
 def build_prompt(task: Task, split: str, chat: bool) -> Prompt:
     if not chat:
         raise InputError(
@@ -275,10 +282,7 @@ def build_prompt(task: Task, split: str, chat: bool) -> Prompt:
             "its prompts",
             field="model",
         )
-    shown: Mapping[str, str] = task.metadata["shown"]
-    stubs: Mapping[str, str] = task.metadata["stubs"]
-    files = {name: stubs[path] for name, path in sorted(shown.items())}
-    chat_messages = prompts.messages(split, files, task.prompts[split])
+    chat_messages = prompts.messages(split, _stub_files(task), task.prompts[split])
     return Prompt(task.task_id, split, chat_messages[-1]["content"], tuple(chat_messages))
 
 
@@ -416,6 +420,17 @@ class AiderPolyglot(BenchmarkBase):
         from passbench.stages.benchmarks.aider_polyglot.lint import lint_edited
 
         return lint_edited(applied.last.files, applied.last.edited, applied.folder(task))
+
+    def follow_up(
+        self, prompt: Prompt, exchanges: Sequence[Exchange], task: Task, split: str
+    ) -> Prompt:
+        """The request Aider's coder sends after `exchanges` (prompts.py `follow_up`): an
+        applied answer's exchange moved before the files with "I updated the files." / "Ok.",
+        the files shown as every answer left them, the reminder on the new message. Built from
+        the task as the first request is (`prompt` is that request)."""
+        edit_format = split if split in APPLIERS else "whole"
+        chat = prompts.follow_up(edit_format, _stub_files(task), task.prompts[split], exchanges)
+        return Prompt(task.task_id, split, chat[-1]["content"], tuple(chat))
 
     def solution_from_completion(self, task: Task, completion: str) -> str:
         """A samples file's `completion` (Aider has no completion prompt): the text of the

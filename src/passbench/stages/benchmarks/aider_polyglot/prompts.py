@@ -13,15 +13,24 @@ prompt, examples as messages, the reminder appended to the user's message, not `
 4. user: the exercise's introduction + instructions + instructions.append + Aider's addendum
    (naming the files to edit), then "\\n\\n" + the reminder again.
 
+A follow-up request (a reflection, a later try) is laid out as Aider's coder holds its chat
+(`follow_up`): base_coder.py `send_message` appends each user message and answer to
+`cur_messages`; once an answer's edits are applied (`apply_updates` found edits: a SEARCH block
+that matched nothing counts, a parse error does not), `move_back_cur_messages` moves them to
+`done_messages` with "I updated the files." / "Ok." (`files_content_gpt_edits_no_repo`: the
+benchmark's coder has no git); `format_chat_chunks` then sends system, examples, done, the chat
+files as they now are, the current messages, the reminder appended to the last of them.
+
 Deviation: Aider's system prompt describes the user's platform (OS, shell, date); passbench
 leaves that block out so that a prompt does not depend on the machine or the day.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from passbench.stages.benchmarks.aider_polyglot.edits import choose_fence
+from passbench.core.records import Exchange
+from passbench.stages.benchmarks.aider_polyglot.edits import APPLIERS, choose_fence
 
 INSTRUCTIONS_ADDENDUM = """
 ####
@@ -46,6 +55,9 @@ FILES_CONTENT_PREFIX = """I have *added these files to the chat* so you can go a
 Any other messages in the chat may contain outdated versions of the files' contents.
 """
 FILES_CONTENT_REPLY = "Ok, any changes I propose will be to those files."
+#: what Aider's coder says after an answer whose edits it applied, with no git repository
+#: (base_prompts.py `files_content_gpt_edits_no_repo`, base_coder.py `move_back_cur_messages`)
+UPDATED_FILES = "I updated the files."
 NEW_CODE_BASE = (
     "I switched to a new code base. Please don't consider the above files or try to edit them "
     "any longer."
@@ -297,17 +309,61 @@ def files_message(files: Mapping[str, str], fence: tuple[str, str]) -> str:
     return "".join(parts)
 
 
-def messages(edit_format: str, files: Mapping[str, str], request: str) -> list[dict[str, str]]:
-    """The whole chat of the first try for `request` on the chat `files` (shown name -> text)."""
+Message = dict[str, str]
+
+
+def _said(role: str, content: str) -> Message:
+    return {"role": role, "content": content}
+
+
+def chat(
+    edit_format: str,
+    files: Mapping[str, str],
+    done: Sequence[Message],
+    current: Sequence[Message],
+) -> list[Message]:
+    """The messages of one request (`format_chat_chunks`): system, the examples, the `done`
+    messages, the chat `files` (shown name -> text), the `current` messages with the reminder
+    appended to the last (a user message). The fence is chosen for the files as they are."""
     system, examples, reminder = FORMATS[edit_format]
     fence = choose_fence(files)
-    chat = [{"role": "system", "content": _fill(system, fence) + "\n" + _fill(reminder, fence)}]
-    chat += [{"role": role, "content": _fill(content, fence)} for role, content in examples]
-    chat += [
-        {"role": "user", "content": NEW_CODE_BASE},
-        {"role": "assistant", "content": "Ok."},
-        {"role": "user", "content": files_message(files, fence)},
-        {"role": "assistant", "content": FILES_CONTENT_REPLY},
-        {"role": "user", "content": request + "\n\n" + _fill(reminder, fence)},
+    last = current[-1]
+    if last["role"] != "user":
+        raise ValueError("a request ends with the user's message")
+    return [
+        _said("system", _fill(system, fence) + "\n" + _fill(reminder, fence)),
+        *(_said(role, _fill(content, fence)) for role, content in examples),
+        _said("user", NEW_CODE_BASE),
+        _said("assistant", "Ok."),
+        *done,
+        _said("user", files_message(files, fence)),
+        _said("assistant", FILES_CONTENT_REPLY),
+        *current[:-1],
+        _said("user", last["content"] + "\n\n" + _fill(reminder, fence)),
     ]
-    return chat
+
+
+def messages(edit_format: str, files: Mapping[str, str], request: str) -> list[Message]:
+    """The whole chat of the first try for `request` on the chat `files` (shown name -> text)."""
+    return chat(edit_format, files, (), (_said("user", request),))
+
+
+def follow_up(
+    edit_format: str, files: Mapping[str, str], request: str, exchanges: Sequence[Exchange]
+) -> list[Message]:
+    """The chat of the request after `exchanges` (each answer, then the user message that
+    followed it: a reflection, a try's test output) of the conversation that began with
+    `request` on the stub `files`: Aider's coder's `done_messages` and `cur_messages` after
+    each answer, the files as every answer left them."""
+    done: list[Message] = []
+    current = [_said("user", request)]
+    for exchange in exchanges:
+        if exchange.answer:  # add_assistant_reply_to_cur_messages: an empty reply adds nothing
+            current.append(_said("assistant", exchange.answer))
+        applied = APPLIERS[edit_format](exchange.answer, files)
+        files = applied.files
+        if applied.blocks:  # apply_updates returned the files of its edits: they move back
+            done += [*current, _said("user", UPDATED_FILES), _said("assistant", "Ok.")]
+            current = []
+        current.append(_said("user", exchange.message))
+    return chat(edit_format, dict(sorted(files.items())), done, current)
