@@ -32,9 +32,10 @@ ARG PYTHON_VERSION=""
 ARG BIGCODEBENCH_LOCK_SHA256=""
 # MultiPL-E's and HumanEval-X's toolchains from Debian (MULTIPLE=1; `passbench image build --with-multipl-e`
 # passes all three from the language tables in src/passbench/stages/benchmarks/multiple.py and humanevalx.py;
-# these defaults are the same, for hand builds). Not here yet: the Rust crates scripts/setup.sh builds.
+# these defaults are the same, for hand builds), then the compiled caches scripts/setup.sh builds too
+# (scripts/toolchain-caches.sh: HumanEval-X's Rust crates, the Go build cache).
 ARG MULTIPLE=""
-ARG MULTIPLE_PACKAGES="nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit golang-go libboost-dev libssl-dev golang-github-stretchr-testify-dev cmake make libboost-date-time-dev junit5 libassertj-core-java python3 python3-pytest cargo"
+ARG MULTIPLE_PACKAGES="nodejs g++ default-jdk libjavatuples-java rustc lua5.3 lua-unit golang-go libboost-dev libssl-dev golang-github-stretchr-testify-dev cargo librust-rand-dev librust-regex-dev librust-md5-dev cmake make libboost-date-time-dev junit5 libassertj-core-java python3 python3-pytest librust-time-dev librust-anyhow-dev"
 ARG MULTIPLE_TOOLS="node g++ javac java /usr/share/java/javatuples.jar rustc lua5.3 /usr/share/lua/5.3/luaunit.lua go /usr/include/boost/any.hpp /usr/include/openssl/md5.h /usr/share/gocode/src/github.com/stretchr/testify/assert cmake make /usr/include/boost/date_time.hpp /usr/share/java/junit-platform-console-standalone.jar /usr/share/java/assertj-core.jar /usr/bin/python3 /usr/lib/python3/dist-packages/pytest cargo"
 
 # with MULTIPLE=1, what scripts/setup.sh adds from npm, pinned as it pins them: tsc (multipl-e-ts) and js-md5
@@ -96,6 +97,21 @@ RUN set -eu; \
         test -e "$tool" || { echo "npm toolchain incomplete: $tool missing" >&2; exit 1; }; \
       done; \
     fi
+
+# the compiled toolchain caches (MULTIPLE=1), by the script scripts/setup.sh runs: samples read them
+COPY scripts/toolchain-caches.sh /tmp/toolchains/toolchain-caches.sh
+COPY scripts/humaneval-x-rust /tmp/toolchains/humaneval-x-rust
+COPY scripts/humaneval-x-go /tmp/toolchains/humaneval-x-go
+RUN set -eu; \
+    if [ -n "$MULTIPLE" ]; then \
+      bash /tmp/toolchains/toolchain-caches.sh; \
+      for crate in rand regex md5; do \
+        test -e "/usr/local/lib/passbench/humaneval-x-rust/lib$crate.rlib" \
+        || { echo "Rust crate $crate missing" >&2; exit 1; }; \
+      done; \
+      test -d /usr/local/lib/passbench/humaneval-x-go/gocache || { echo "Go build cache missing" >&2; exit 1; }; \
+    fi; \
+    rm -rf /tmp/toolchains
 
 # a user of its own: the agent never runs as root (uid fixed so hosts can reason about it)
 RUN useradd --uid 10001 --user-group --home-dir /home/passbench --create-home passbench

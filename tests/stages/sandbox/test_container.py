@@ -424,3 +424,27 @@ def test_the_image_gets_the_npm_packages_setup_installs() -> None:
     assert (
         f"js={folder};" in install and "install --no-audit --no-fund $AIDER_JS_PACKAGES" in install
     )
+
+
+def test_the_image_builds_the_toolchain_caches_setup_builds() -> None:
+    """MULTIPLE=1 runs the script scripts/setup.sh runs for the compiled caches (HumanEval-X's
+    Rust crates, the Go build cache), with its sources in the build context, and checks the
+    files the language tables link against."""
+    from passbench.stages.benchmarks.humanevalx import GO_CACHE_SEED, RUST_CRATES
+
+    dockerfile = (REPO / "Dockerfile").read_text(encoding="utf-8")
+    setup = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    script = (REPO / "scripts" / "toolchain-caches.sh").read_text(encoding="utf-8")
+    ignored = (REPO / ".dockerignore").read_text(encoding="utf-8").splitlines()
+    assert "bash scripts/toolchain-caches.sh" in setup
+    for source in ("toolchain-caches.sh", "humaneval-x-rust", "humaneval-x-go"):
+        assert f"COPY scripts/{source} /tmp/toolchains/{source}" in dockerfile
+        assert any(line.startswith(f"!scripts/{source}") for line in ignored), source
+    assert "bash /tmp/toolchains/toolchain-caches.sh" in dockerfile
+    assert (
+        f"crates={RUST_CRATES}" in script
+        and f"seed={GO_CACHE_SEED.removesuffix('/gocache')}" in script
+    )
+    assert (
+        f"{RUST_CRATES}/lib$crate.rlib" in dockerfile and f"test -d {GO_CACHE_SEED}" in dockerfile
+    )

@@ -265,7 +265,14 @@ LANGUAGES: dict[str, Language] = {
             run=("{dir}/{stem}",),
             stops=("\nfn main", "\n#[cfg(test)]"),
             tools=("rustc",),
-            debian_packages=("rustc",),
+            # the crates' sources and cargo: scripts/toolchain-caches.sh builds RUST_CRATES
+            debian_packages=(
+                "rustc",
+                "cargo",
+                "librust-rand-dev",
+                "librust-regex-dev",
+                "librust-md5-dev",
+            ),
             fence_names=("rust", "rs"),
             definition=r"^[ \t]*(?:pub[ \t]+)?fn[ \t]+(\w+)",
             foreign_key="rs",

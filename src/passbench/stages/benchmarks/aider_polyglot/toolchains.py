@@ -155,7 +155,14 @@ TRACKS: dict[str, Track] = {
             ("/usr/bin/python3", "/usr/lib/python3/dist-packages/pytest"),
             ("python3", "python3-pytest"),
         ),
-        Track("rust", "Rust", _RUST, ("cargo", "rustc"), ("cargo", "rustc")),
+        Track(
+            "rust",
+            "Rust",
+            _RUST,
+            ("cargo", "rustc"),
+            # with the crates three exercises use (crate_problem names each one missing)
+            ("cargo", "rustc", "librust-time-dev", "librust-anyhow-dev", "librust-rand-dev"),
+        ),
     )
 }
 
