@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -125,6 +126,51 @@ def test_a_node_killed_mid_run_loses_no_finished_verdict(cluster: RayCluster) ->
     }
     assert len(served) == 3, served  # the doomed node had served before it went
     assert any("programs again" in w for w in warnings), warnings  # its chunk was retried
+
+
+def test_a_node_listed_alive_after_it_went_is_left_out(
+    cluster: RayCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ray lists a lost node alive until it misses its heartbeats; an actor placed on it is
+    then unschedulable (ActorUnschedulableError). The run goes on without it, with a warning.
+    The stale listing, a race on a real cluster, is made certain here: the node is killed,
+    Ray is waited for until it knows, then its listing is given back as it was before."""
+    import ray
+
+    gone = cluster.add_node(cpus=1)
+    ray.init(address=cluster.address, logging_level="WARNING", log_to_driver=False)
+    try:
+        before = {entry["NodeID"]: entry for entry in ray.nodes()}
+        stale = next(
+            entry
+            for entry in before.values()
+            if entry["Alive"] and entry["NodeManagerPort"] == gone.node_manager_port
+        )
+        cluster.kill_node(gone)
+        deadline = time.monotonic() + 120
+        while any(e["Alive"] for e in ray.nodes() if e["NodeID"] == stale["NodeID"]):
+            assert time.monotonic() < deadline, "Ray never saw the node go"
+            time.sleep(0.5)
+        real_nodes = ray.nodes
+        monkeypatch.setattr(
+            ray,
+            "nodes",
+            lambda: [stale if e["NodeID"] == stale["NodeID"] else e for e in real_nodes()],
+        )
+        warnings: list[str] = []
+        programs = [_sleepy(f"p{i}", 0.1, correct=i != 0) for i in range(4)]
+        with open_sandbox(
+            ray_config(cluster.address), backend="ray", warn=warnings.append
+        ) as sandbox:
+            verdicts = {result.key: result.status for result in sandbox.run(programs)}
+            served = dict(sandbox.served)  # type: ignore[attr-defined]
+    finally:
+        ray.shutdown()
+    assert verdicts == {"p0": "fail", "p1": "pass", "p2": "pass", "p3": "pass"}
+    assert any(f":{gone.node_manager_port} (" in w and "did not start" in w for w in warnings), (
+        warnings
+    )
+    assert not any(f":{gone.node_manager_port} (" in name for name in served), served
 
 
 def test_a_node_without_the_environment_is_named(cluster: RayCluster) -> None:
