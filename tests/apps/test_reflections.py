@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from tests.apps.loopback_run import invoke, run_args
 from tests.stages.providers.servers.base import Recorded, Reply
 from tests.stages.providers.servers.openai_fake import OpenAIFake
 
-from passbench.apps.cli import cli
 from passbench.core.errors import PermanentProviderError
 from passbench.core.records import Task
 from passbench.stages.benchmarks import DataSettings, get_benchmark
@@ -106,16 +105,12 @@ def server(data_dir: Path, tmp_path: Path) -> Iterator[EditingModel]:
 
 
 def _run(server: EditingModel, out: Path, data_dir: Path, tmp_path: Path) -> str:
-    ids = ",".join(task.task_id for task in server.tasks.values())
-    args = [
-        *("run", "-m", "fake-chat", "-p", "openai", "--base-url", f"{server.url}/v1"),
-        *("-b", "aider-polyglot", "--subset", "python", "--split", "diff", "--tasks", ids),
-        *("--output-dir", str(out), "--no-cache", "--concurrency", "1"),
-    ]
-    env = {"PASSBENCH_DATA_DIR": str(data_dir), "PASSBENCH_CACHE_DIR": str(tmp_path / "cache")}
-    result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
+    ids = [task.task_id for task in server.tasks.values()]
+    extra = ("--subset", "python", "--split", "diff")
+    args = run_args(server.url, "aider-polyglot", ids, out, *extra)
+    code, output = invoke(args, data_dir, tmp_path / "cache")
+    assert code == 0, output
+    return output
 
 
 def _files(out: Path, suffix: str) -> Path:
@@ -218,15 +213,10 @@ def test_a_later_tries_edits_apply_over_the_earlier_tries(data_dir: Path, tmp_pa
     (zipper,) = [t for t in loaded.tasks if t.metadata["exercise"] == "zipper"]
     model = TwoTryModel({"zipper": zipper})
     try:
-        args = [
-            *("run", "-m", "fake-chat", "-p", "openai", "--base-url", f"{model.url}/v1"),
-            *("-b", "aider-polyglot", "--subset", "python", "--split", "diff"),
-            *("--tasks", zipper.task_id, "--tries", "2", "--output-dir", str(tmp_path / "out")),
-            "--no-cache",
-        ]
-        env = {"PASSBENCH_DATA_DIR": str(data_dir), "PASSBENCH_CACHE_DIR": str(tmp_path / "c")}
-        result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
-        assert result.exit_code == 0, result.output
+        extra = ("--subset", "python", "--split", "diff", "--tries", "2")
+        args = run_args(model.url, "aider-polyglot", [zipper.task_id], tmp_path / "out", *extra)
+        code, output = invoke(args, data_dir, tmp_path / "c")
+        assert code == 0, output
     finally:
         model.close()
     assert len(model.requests) == 2  # no reflection: both edits applied

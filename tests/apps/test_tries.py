@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from tests.apps.loopback_run import invoke, run_args
 from tests.stages.providers.servers.base import Recorded, Reply
 from tests.stages.providers.servers.openai_fake import OpenAIFake
 
-from passbench.apps.cli import cli, main
+from passbench.apps.cli import main
 from passbench.core.errors import PermanentProviderError
 from passbench.stages.benchmarks import DataSettings, get_benchmark
 from passbench.stages.feedback import TEST_FAILURES_NO_FILES
@@ -105,31 +105,11 @@ def server(data_dir: Path, tmp_path: Path) -> Iterator[TeachableServer]:
 
 
 def _args(server: TeachableServer, out: Path, *extra: str) -> list[str]:
-    return [
-        "run",
-        "-m",
-        "fake-chat",
-        "-p",
-        "openai",
-        "--base-url",
-        f"{server.url}/v1",
-        "-b",
-        BENCHMARK,
-        "--tasks",
-        ",".join(RIGHT),
-        "--output-dir",
-        str(out),
-        "--no-cache",  # what is not asked again is kept by the files, not by the cache
-        "--concurrency",
-        "1",
-        *extra,
-    ]
+    return run_args(server.url, BENCHMARK, RIGHT, out, *extra)
 
 
 def _invoke(args: list[str], data_dir: Path, tmp_path: Path) -> tuple[int, str]:
-    env = {"PASSBENCH_DATA_DIR": str(data_dir), "PASSBENCH_CACHE_DIR": str(tmp_path / "cache")}
-    result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
-    return result.exit_code, result.output
+    return invoke(args, data_dir, tmp_path / "cache")
 
 
 STEM = "fake-chat--main--multipl-e-js-complete--openai-0-1"
