@@ -37,6 +37,11 @@ from passbench.core.records import ExecResult, ProcessSpec, Prompt, Task
 from passbench.core.runs import SampleResult
 from passbench.stages.benchmarks._fields import RecordReader
 from passbench.stages.benchmarks.aider_polyglot import prompts
+from passbench.stages.benchmarks.aider_polyglot.catch_main import (
+    CATCH_MAIN_CACHE,
+    LAUNCHER,
+    launcher_text,
+)
 from passbench.stages.benchmarks.aider_polyglot.edits import APPLIERS
 from passbench.stages.benchmarks.aider_polyglot.toolchains import (
     JS_PACKAGES,
@@ -433,6 +438,8 @@ class AiderPolyglot(BenchmarkBase):
         track = TRACKS[str(task.metadata["language"])]
         files = {f"{exercise}/{path}": text for path, text in exercise_files(task, code).items()}
         files[_SCRIPT] = track.test_script(exercise)  # hidden beside the exercise folder
+        if track.key == "cpp":
+            files[LAUNCHER] = launcher_text()  # Catch2's main from its cache (catch_main.py)
         return {
             # the solution as given, for the record (the files below are what runs)
             "source": code,

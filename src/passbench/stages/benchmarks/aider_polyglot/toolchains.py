@@ -15,7 +15,8 @@ Debian's cargo offline, crates from Debian's registry folder; JavaScript with Je
 Exercism's Babel preset installed from npm by scripts/setup.sh (node_modules linked in as
 Aider's npm-test.sh links its /npm-install); Java without Gradle: javac, then the JUnit
 Platform console launcher, with JUnit 5 and AssertJ from Debian (what build.gradle asks for,
-at Debian's versions).
+at Debian's versions). C++ takes Catch2's main, which every exercise compiles alike, from a
+read-only cache when it is there (catch_main.py: what is cached, and why it is safe).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from passbench.stages.benchmarks.aider_polyglot.catch_main import CATCH_MAIN_CACHE, LAUNCHER
 
 #: Aider's limit on the whole test command (run_unit_tests: `timeout = 60 * 3`)
 TEST_TIMEOUT_S = 180.0
@@ -84,7 +87,11 @@ node node_modules/jest/bin/jest.js ./*
 """
 _CPP = """exec 2>&1
 set -e
+launcher="$(cd "$(dirname "$0")" && pwd)/{launcher}"
 cd {exercise}
+if [ -d {catch_cache} ]; then
+  export CMAKE_CXX_COMPILER_LAUNCHER="sh;$launcher" PASSBENCH_CATCH_MAIN_CACHE={catch_cache}
+fi
 [ ! -d build ] && mkdir build
 cd build
 cmake -DEXERCISM_RUN_ALL_TESTS=1 -G "Unix Makefiles" ..
@@ -119,6 +126,8 @@ class Track:
             modules=JS_MODULES,
             console=JUNIT_CONSOLE,
             classpath=f"{JUNIT_CONSOLE}:{ASSERTJ}",
+            launcher=LAUNCHER,
+            catch_cache=CATCH_MAIN_CACHE,
         )
 
 
