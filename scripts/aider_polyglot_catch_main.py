@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from passbench.stages.benchmarks import DataSettings, get_benchmark
+from passbench.stages.benchmarks.aider_polyglot.benchmark import exercise_files
 from passbench.stages.benchmarks.aider_polyglot.catch_main import CATCH_MAIN_CACHE, record
 
 
@@ -20,7 +21,7 @@ def main() -> int:
     cache = Path(sys.argv[1] if len(sys.argv) > 1 else CATCH_MAIN_CACHE)
     bench = get_benchmark("aider-polyglot")
     tasks = bench.load(subset="cpp", data=DataSettings.from_env(os.environ)).tasks
-    done = record(tasks, cache, {t.task_id: bench.canonical_code(t) for t in tasks})
+    done = record(tasks, cache, lambda task: exercise_files(task, bench.canonical_code(task)))
     for item in done:
         print(f"Catch2 main ({item.exercise}'s harness): {item.status}, {item.detail}")
     return 1 if any(item.status == "refused" for item in done) else 0

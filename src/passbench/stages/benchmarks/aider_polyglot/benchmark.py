@@ -529,6 +529,7 @@ class AiderPolyglot(BenchmarkBase):
                 where = tool_present(tool)
                 detail = where or f"missing ({how})"
                 checks.append(ToolCheck(f"{track.key}: {tool}", where is not None, detail))
+        checks.append(_catch_main_check())
         checks += self._exercises_that_cannot_run()
         return tuple(checks)
 
@@ -573,6 +574,20 @@ class AiderPolyglot(BenchmarkBase):
                 else:
                     checks.append(ToolCheck(name, True, f"{needed}: found"))
         return checks
+
+
+def _catch_main_check() -> ToolCheck:
+    """Whether C++ builds take Catch2's main from its cache: a speed-up, never a requirement
+    (without it each build compiles the main itself, with the same verdict)."""
+    entries = sorted(Path(CATCH_MAIN_CACHE).glob("*/main.o"))
+    if entries:
+        detail = f"{CATCH_MAIN_CACHE} ({len(entries)} recorded; each checked before use)"
+    else:
+        detail = (
+            "not recorded: each C++ build compiles Catch2's main (~20 s of CPU); "
+            "bash scripts/setup.sh --multipl-e records it from the data"
+        )
+    return ToolCheck("cpp: Catch2 main cache", True, detail)
 
 
 def _solution_object(answer: str) -> dict[str, Any] | None:

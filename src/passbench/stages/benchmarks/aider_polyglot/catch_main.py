@@ -38,7 +38,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -90,19 +90,19 @@ def quoted_includes_problem(main: str, header: str) -> str | None:
     its only quoted include is "catch.hpp", and catch.hpp has none."""
     found = [m.group(1) for m in _QUOTED.finditer(main)]
     if found != ["catch.hpp"]:
-        return f"tests-main.cpp includes {found} by quoted name (only \"catch.hpp\" is cached)"
+        return f'tests-main.cpp includes {found} by quoted name (only "catch.hpp" is cached)'
     if _QUOTED.search(header):
         return "catch.hpp includes a file by quoted name"
     return None
 
 
-def record(tasks: Sequence[Task], cache: Path, code_of: dict[str, str]) -> list[Recorded]:
-    """Compile Catch2's main of every harness variant among `tasks` into `cache` (trusted
-    data only: the dataset's files, `code_of` the reference solutions by task id), through
-    each exercise's real cmake build with the launcher recording. Idempotent: an intact entry
-    is kept."""
-    from passbench.stages.benchmarks.aider_polyglot.benchmark import exercise_files
-
+def record(
+    tasks: Sequence[Task], cache: Path, files_of: Callable[[Task], Mapping[str, str]]
+) -> list[Recorded]:
+    """Compile Catch2's main of every harness variant among `tasks` into `cache`, through each
+    exercise's real cmake build with the launcher recording; `files_of` gives an exercise's
+    folder (trusted data only: the dataset's files with the reference solution). Idempotent:
+    an intact entry is kept."""
     done = []
     for task in variants(tasks):
         exercise = str(task.metadata["exercise"])
@@ -113,7 +113,7 @@ def record(tasks: Sequence[Task], cache: Path, code_of: dict[str, str]) -> list[
             continue
         with tempfile.TemporaryDirectory(prefix="passbench-catch-main-") as scratch:
             folder = Path(scratch) / exercise
-            for path, text in exercise_files(task, code_of[task.task_id]).items():
+            for path, text in files_of(task).items():
                 (folder / path).parent.mkdir(parents=True, exist_ok=True)
                 (folder / path).write_text(text, encoding="utf-8")
             staged = Path(scratch) / "staged"
