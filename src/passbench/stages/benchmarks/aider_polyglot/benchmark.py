@@ -47,9 +47,13 @@ from passbench.stages.benchmarks.aider_polyglot.toolchains import (
     JS_PACKAGES,
     TEST_TIMEOUT_S,
     TRACKS,
+    cpp_threads_at_once,
     go_root,
+    js_workers_at_once,
+    missing_assertj,
     missing_go_packages,
     missing_requirement,
+    node_workers_fit,
     requirements,
     tool_present,
 )
@@ -65,6 +69,7 @@ from passbench.stages.benchmarks.base import (
 )
 from passbench.stages.benchmarks.data import DataFile, DataSettings, read_jsonl, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle, identity
+from passbench.stages.sandbox.base import Limits
 from passbench.stages.sandbox.remote.images import Toolchains
 
 if TYPE_CHECKING:
@@ -555,6 +560,7 @@ class AiderPolyglot(BenchmarkBase):
                             "has 1.21)",
                         )
                     )
+            checks += _limits_and_libraries(task, language)
             needs = task.metadata["reference_needs"]
             if needs:
                 checks.append(
@@ -574,6 +580,37 @@ class AiderPolyglot(BenchmarkBase):
                 else:
                     checks.append(ToolCheck(name, True, f"{needed}: found"))
         return checks
+
+
+def _limits_and_libraries(task: Task, language: str) -> list[ToolCheck]:
+    """An exercise whose reference cannot pass here for a fact of this machine: a library
+    older than its tests need, or the sandbox's default limits (threads, address space)."""
+    tests: dict[str, str] = json.loads(task.test)
+    name = f"{language}: {task.metadata['exercise']}"
+    limits = Limits()
+    why = None
+    if language == "java":
+        library = missing_assertj(tests)
+        why = f": {library}" if library else None
+    elif language == "cpp":
+        threads = cpp_threads_at_once(tests)
+        if threads > limits.processes:
+            why = (
+                f"under the sandbox's default limits: its tests start {threads} threads at "
+                f"once, over the {limits.processes} processes a sample may have (RLIMIT_NPROC "
+                "counts threads; Limits.processes)"
+            )
+    elif language == "javascript":
+        reference = json.loads(task.canonical_solution)["files"]
+        workers = js_workers_at_once(reference, tests)
+        if workers and node_workers_fit(workers, limits.memory_mb) is False:
+            why = (
+                f"under the sandbox's default limits: its reference starts a node worker "
+                f"thread per text, {workers} at once in its tests, and node here cannot start "
+                f"{workers} within the {limits.memory_mb} MiB address space a sample may have "
+                "(probed; --memory-mb 65536 gives them room)"
+            )
+    return [ToolCheck(name, False, f"cannot run here {why}")] if why else []
 
 
 def _catch_main_check() -> ToolCheck:
