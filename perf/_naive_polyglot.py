@@ -6,8 +6,9 @@ folder of the exercise's own.
 
 Each step runs either in a fresh bubblewrap sandbox of its own (`bwrap`: the read-only system
 view passbench's sandbox shows, no network, the exercise's folder as /tmp, passbench's default
-rlimits) or as a plain process (`none`). The verdict: pass when every step exits 0 within
-Aider's 180 s.
+rlimits, and run by root the sandbox user is host `nobody` as in passbench's sandbox) or as a
+plain process (`none`); no cgroup and no /tmp quota (passbench's other limits). The verdict:
+pass when every step exits 0 within Aider's 180 s.
 """
 
 from __future__ import annotations
@@ -33,7 +34,13 @@ from passbench.stages.benchmarks.aider_polyglot.toolchains import (
     TEST_TIMEOUT_S,
 )
 from passbench.stages.sandbox.base import Limits
-from passbench.stages.sandbox.host.launch import system_view, write_identity_files
+from passbench.stages.sandbox.host.launch import (
+    SANDBOX_HOST_UID,
+    SANDBOX_UID,
+    system_view,
+    user_namespace_fd,
+    write_identity_files,
+)
 
 SANDBOXES = ("bwrap", "none")
 _CLASSPATH = f"{JUNIT_CONSOLE}:{ASSERTJ}"
@@ -170,18 +177,29 @@ def _limit(limits: Limits) -> None:
     os.setsid()
 
 
-def _argv(sandbox: str, command: str, root: Path, cwd: str, identity: Path) -> list[str]:
+def _argv(
+    sandbox: str, command: str, root: Path, cwd: str, identity: Path, userns: int | None
+) -> list[str]:
     if sandbox == "none":
         return ["sh", "-c", "exec 2>&1\n" + command]
     bwrap = shutil.which("bwrap") or "bwrap"
+    # as passbench's sandbox: run by root, the sample is host `nobody` in a namespace made
+    # beforehand (so RLIMIT_NPROC holds); otherwise uid 1000 in bubblewrap's own namespace
+    uid = str(SANDBOX_UID)
+    user = ["--userns", str(userns)] if userns is not None else ["--unshare-user"]
+    if userns is None:
+        user += ["--uid", uid, "--gid", uid]
+    # in root's namespace the step starts as namespace root and gives it up, as passbench's
+    # runner does
+    drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
     return [
         bwrap,
-        "--unshare-all",
-        "--unshare-user",
-        "--uid",
-        "1000",
-        "--gid",
-        "1000",
+        *user,
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-net",
+        "--unshare-cgroup-try",
         "--die-with-parent",
         "--new-session",
         *system_view(identity),
@@ -193,6 +211,7 @@ def _argv(sandbox: str, command: str, root: Path, cwd: str, identity: Path) -> l
         "--chdir",
         cwd,
         "--",
+        *(drop if userns is not None else []),
         "sh",
         "-c",
         "exec 2>&1\n" + command,
@@ -200,7 +219,7 @@ def _argv(sandbox: str, command: str, root: Path, cwd: str, identity: Path) -> l
 
 
 def _run_step(
-    argv: list[str], env: Mapping[str, str], cwd: Path, timeout_s: float
+    argv: list[str], env: Mapping[str, str], cwd: Path, timeout_s: float, fds: tuple[int, ...]
 ) -> tuple[float, int | None, str]:
     """(seconds, exit code or None on a timeout, the output's end)."""
     limits = Limits()
@@ -212,8 +231,11 @@ def _run_step(
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        pass_fds=fds,
         preexec_fn=lambda: _limit(limits),
     )
+    for fd in fds:
+        os.close(fd)
     try:
         output, _ = process.communicate(timeout=timeout_s)
         code: int | None = process.returncode
@@ -248,14 +270,19 @@ def run_exercise(
         identity = Path(scratch) / "identity"
         identity.mkdir()
         write_identity_files(identity)
-        if os.geteuid() == 0:  # the sandbox user (host root here) must reach the folder
+        as_nobody = sandbox == "bwrap" and os.geteuid() == 0
+        if as_nobody:  # the sandbox user, host `nobody`, owns the exercise's folder
             os.chmod(scratch, 0o755)
+            for path in (root, *root.rglob("*")):
+                os.lchown(path, SANDBOX_HOST_UID, SANDBOX_HOST_UID)
         inside = "/tmp" if sandbox == "bwrap" else str(root)
         env = _environment(language, inside, exercise)
         for step in steps(language, exercise):
             cwd = f"{inside}/{exercise}" + ("" if step.folder == "." else f"/{step.folder}")
-            argv = _argv(sandbox, step.command, root, cwd, identity)
-            seconds, code, tail = _run_step(argv, env, folder / step.folder, timeout_s)
+            userns = user_namespace_fd() if as_nobody else None
+            argv = _argv(sandbox, step.command, root, cwd, identity, userns)
+            fds = (userns,) if userns is not None else ()
+            seconds, code, tail = _run_step(argv, env, folder / step.folder, timeout_s, fds)
             times.append(StepTime(step.kind, step.command, seconds, code, tail))
             if code != 0:
                 break
