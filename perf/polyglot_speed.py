@@ -3,7 +3,7 @@ against a naive baseline in the same run, per language and for the whole run.
 
     PASSBENCH_DATA_DIR=../shared/datasets python perf/polyglot_speed.py \
         [--languages cpp,go,java,javascript,python,rust] [--limit N] [--workers N] \
-        [--naive-sandbox bwrap|none] [--naive-first]
+        [--naive-sandbox bwrap|none] [--one-run]
 
 - passbench: one `passbench evaluate -b aider-polyglot --ground-truth --tasks <the chosen
   exercises>` through the real CLI, with a fresh cache (no verdict reused): warm sandbox
@@ -14,6 +14,10 @@ against a naive baseline in the same run, per language and for the whole run.
   (`--naive-sandbox bwrap`, the default) or as a plain process (`none`), with as many
   exercises at a time as passbench's workers; build and test steps timed apart.
 
+By default each language goes through both before the next (the first passbench first, the
+next the baseline first, and so on), so that both see the same load on a shared machine; the
+whole run's wall time is then the sum of the languages' (one passbench run per language).
+`--one-run` runs passbench once over every language, then the baseline.
 `--limit N` keeps the first N exercises of each language (file order), for a shorter run.
 Prints, per language, the median and total time per exercise of both (the naive one split into
 build and test where the language has both), the ratio naive / passbench of the totals, the
@@ -51,7 +55,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=None, help="first N exercises per language")
     parser.add_argument("--workers", type=int, default=2, help="exercises at a time, both runs")
     parser.add_argument("--naive-sandbox", choices=SANDBOXES, default="bwrap")
-    parser.add_argument("--naive-first", action="store_true", help="run the baseline first")
+    parser.add_argument(
+        "--one-run",
+        action="store_true",
+        help="one passbench run of every language, then the baseline (default: language by "
+        "language, alternating which goes first, so that both see the same load)",
+    )
     parser.add_argument("--output-dir", type=Path, default=None)
     return parser.parse_args()
 
@@ -174,6 +183,37 @@ def verdict_differences(
     return lines
 
 
+def _interleaved(
+    tasks: Sequence[Task], args: argparse.Namespace, output: Path
+) -> tuple[Measured, dict[str, NaiveResult], float]:
+    """Each language through both, the first language passbench first, the next the baseline
+    first, and so on; the walls are the sums of the languages' (each passbench run starts the
+    CLI and its sandbox anew)."""
+    parts: list[Measured] = []
+    naive: dict[str, NaiveResult] = {}
+    naive_wall = 0.0
+    languages = list(dict.fromkeys(str(t.metadata["language"]) for t in tasks))
+    for index, language in enumerate(languages):
+        mine = [t for t in tasks if t.metadata["language"] == language]
+        if index % 2:
+            found, wall = run_naive(mine, args.workers, args.naive_sandbox)
+            parts.append(run_passbench(mine, args.workers, output / language))
+        else:
+            parts.append(run_passbench(mine, args.workers, output / language))
+            found, wall = run_naive(mine, args.workers, args.naive_sandbox)
+        naive.update(found)
+        naive_wall += wall
+        print(f"{language}: done (load average {os.getloadavg()[0]:.1f})", flush=True)
+    passbench = Measured(
+        tasks=sum(p.tasks for p in parts),
+        passed=sum(p.passed for p in parts),
+        wall_s=sum(p.wall_s for p in parts),
+        durations={k: v for p in parts for k, v in p.durations.items()},
+        failing={k: v for p in parts for k, v in p.failing.items()},
+    )
+    return passbench, naive, naive_wall
+
+
 def main() -> int:
     args = _arguments()
     facts = machine_facts()
@@ -182,15 +222,15 @@ def main() -> int:
     print(
         f"{len(tasks)} exercises, {args.workers} at a time; naive steps: "
         f"{'a fresh bubblewrap sandbox each' if args.naive_sandbox == 'bwrap' else 'no sandbox'};"
+        f" {'one run each' if args.one_run else 'language by language, alternating'};"
         f" load average {facts['loadavg_at_start']}",
         flush=True,
     )
-    if args.naive_first:
-        naive, naive_wall = run_naive(tasks, args.workers, args.naive_sandbox)
+    if args.one_run:
         passbench = run_passbench(tasks, args.workers, output)
+        naive, naive_wall = run_naive(tasks, args.workers, args.naive_sandbox)
     else:
-        passbench = run_passbench(tasks, args.workers, output)
-        naive, naive_wall = run_naive(tasks, args.workers, args.naive_sandbox)
+        passbench, naive, naive_wall = _interleaved(tasks, args, output)
     figures = report(tasks, passbench, naive, naive_wall)
     payload = {
         "machine": facts,
@@ -198,6 +238,7 @@ def main() -> int:
         "command": " ".join(["perf/polyglot_speed.py", *sys.argv[1:]]),
         "workers": args.workers,
         "naive_sandbox": args.naive_sandbox,
+        "order": "one run each" if args.one_run else "language by language, alternating",
         **figures,
     }
     print(f"load average at the end {payload['loadavg_at_end']}; result files: {output}")
