@@ -137,6 +137,14 @@ if [ "$dev" = 1 ]; then
 fi
 
 data_dir="${PASSBENCH_DATA_DIR:-../shared/datasets}"
+if [ "$multiple" = 1 ] && [ -f "$data_dir/aider-polyglot/cpp.jsonl.gz" ]; then
+  # Aider's polyglot C++: Catch2's main compiled once per harness variant the exercises ship,
+  # into /usr/local/lib/passbench/aider-polyglot-cpp (read-only to samples; kept while intact;
+  # benchmarks/aider_polyglot/catch_main.py says why it is safe)
+  sudo_cmd=""
+  [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  $sudo_cmd env PASSBENCH_DATA_DIR="$data_dir" .venv/bin/python scripts/aider_polyglot_catch_main.py
+fi
 nltk_args=()
 [ -d "$data_dir/nltk_data" ] && nltk_args=(--nltk-data "$data_dir/nltk_data")
 .venv/bin/passbench env create bigcodebench "${nltk_args[@]}"

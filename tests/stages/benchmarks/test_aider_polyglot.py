@@ -428,3 +428,59 @@ def test_env_check_names_tools_per_language_and_the_exercises_that_cannot_run() 
     # scripts/setup.sh installs exactly the npm packages the JavaScript track names
     setup = (Path(__file__).parents[3] / "scripts" / "setup.sh").read_text()
     assert f'js_wanted="{" ".join(JS_PACKAGES)}"' in setup
+
+
+def test_env_check_names_exercises_this_machine_or_the_sandboxs_limits_keep_from_passing(
+    tasks: dict[str, Task], tmp_path: Path
+) -> None:
+    """The facts behind the known failures: an AssertJ without 2D-array assertions (its jar's
+    classes), 1,000 threads against 512 processes, 50 node workers against 4 GiB (a probe)."""
+    import zipfile
+
+    from passbench.stages.benchmarks.aider_polyglot.toolchains import (
+        cpp_threads_at_once,
+        js_workers_at_once,
+        missing_assertj,
+        node_workers_fit,
+    )
+
+    def tests_of(key: str) -> dict[str, str]:
+        return dict(json.loads(tasks[key].test))
+
+    old, new = tmp_path / "old.jar", tmp_path / "new.jar"
+    for jar, classes in ((old, []), (new, ["org/assertj/core/api/Abstract2DArrayAssert.class"])):
+        with zipfile.ZipFile(jar, "w") as archive:
+            archive.writestr("META-INF/MANIFEST.MF", "Bundle-Version: 3.14.0\n")
+            for name in classes:
+                archive.writestr(name, b"")
+    maze = tests_of("mazy-mice/java")
+    assert "hasDimensions" in str(missing_assertj(maze, str(old)))
+    assert "3.14.0" in str(missing_assertj(maze, str(old)))
+    assert missing_assertj(maze, str(new)) is None
+    assert missing_assertj(tests_of("bowling/java"), str(old)) is None
+
+    assert cpp_threads_at_once(tests_of("bank-account/cpp")) == 1000
+    assert cpp_threads_at_once(tests_of("all-your-base/cpp")) == 0
+
+    letters = tasks["parallel-letter-frequency/javascript"]
+    reference = json.loads(letters.canonical_solution)["files"]
+    assert js_workers_at_once(reference, tests_of("parallel-letter-frequency/javascript")) == 50
+    assert (
+        js_workers_at_once({"x.js": "module.exports = 1;"}, {"x.spec.js": "Array(9).fill(1)"}) == 0
+    )
+    assert node_workers_fit(2, 4096) is True and node_workers_fit(2, 64) is False
+
+    from click.testing import CliRunner
+
+    from passbench.apps.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["env", "check", "aider-polyglot", "--json"], env={"PASSBENCH_DATA_DIR": str(DATA_DIR)}
+    )
+    items = {item["name"]: item for item in json.loads(result.output)["items"]}
+    assert "1000 threads" in items["cpp: bank-account"]["detail"]
+    if missing_assertj(maze) is not None:
+        assert "hasDimensions" in items["java: mazy-mice"]["detail"]
+    if node_workers_fit(50, 4096) is False:
+        assert "worker" in items["javascript: parallel-letter-frequency"]["detail"]
+    assert "cpp: zebra-puzzle" not in items and "javascript: binary" not in items

@@ -37,14 +37,23 @@ from passbench.core.records import Exchange, ExecResult, ProcessSpec, Prompt, Ta
 from passbench.core.runs import SampleResult
 from passbench.stages.benchmarks._fields import RecordReader
 from passbench.stages.benchmarks.aider_polyglot import prompts
+from passbench.stages.benchmarks.aider_polyglot.catch_main import (
+    CATCH_MAIN_CACHE,
+    LAUNCHER,
+    launcher_text,
+)
 from passbench.stages.benchmarks.aider_polyglot.edits import APPLIERS, Applied
 from passbench.stages.benchmarks.aider_polyglot.toolchains import (
     JS_PACKAGES,
     TEST_TIMEOUT_S,
     TRACKS,
+    cpp_threads_at_once,
     go_root,
+    js_workers_at_once,
+    missing_assertj,
     missing_go_packages,
     missing_requirement,
+    node_workers_fit,
     requirements,
     tool_present,
 )
@@ -60,6 +69,7 @@ from passbench.stages.benchmarks.base import (
 )
 from passbench.stages.benchmarks.data import DataFile, DataSettings, read_jsonl, resolve
 from passbench.stages.benchmarks.prompting import PromptStyle, identity
+from passbench.stages.sandbox.base import Limits
 from passbench.stages.sandbox.remote.images import Toolchains
 
 if TYPE_CHECKING:
@@ -448,6 +458,8 @@ class AiderPolyglot(BenchmarkBase):
         track = TRACKS[str(task.metadata["language"])]
         files = {f"{exercise}/{path}": text for path, text in exercise_files(task, code).items()}
         files[_SCRIPT] = track.test_script(exercise)  # hidden beside the exercise folder
+        if track.key == "cpp":
+            files[LAUNCHER] = launcher_text()  # Catch2's main from its cache (catch_main.py)
         return {
             # the solution as given, for the record (the files below are what runs)
             "source": code,
@@ -541,6 +553,7 @@ class AiderPolyglot(BenchmarkBase):
                 where = tool_present(tool)
                 detail = where or f"missing ({how})"
                 checks.append(ToolCheck(f"{track.key}: {tool}", where is not None, detail))
+        checks.append(_catch_main_check())
         checks += self._exercises_that_cannot_run()
         return tuple(checks)
 
@@ -566,6 +579,7 @@ class AiderPolyglot(BenchmarkBase):
                             "has 1.21)",
                         )
                     )
+            checks += _limits_and_libraries(task, language)
             needs = task.metadata["reference_needs"]
             if needs:
                 checks.append(
@@ -627,6 +641,51 @@ def _apply_conversation(answers: Sequence[str], task: Task, split: str) -> _Conv
         applied = APPLIERS[edit_format](answer, applied.files)
         malformed_responses += bool(applied.malformed)
     return _Conversation(edit_format, applied, malformed_responses)
+
+
+def _limits_and_libraries(task: Task, language: str) -> list[ToolCheck]:
+    """An exercise whose reference cannot pass here for a fact of this machine: a library
+    older than its tests need, or the sandbox's default limits (threads, address space)."""
+    tests: dict[str, str] = json.loads(task.test)
+    name = f"{language}: {task.metadata['exercise']}"
+    limits = Limits()
+    why = None
+    if language == "java":
+        library = missing_assertj(tests)
+        why = f": {library}" if library else None
+    elif language == "cpp":
+        threads = cpp_threads_at_once(tests)
+        if threads > limits.processes:
+            why = (
+                f"under the sandbox's default limits: its tests start {threads} threads at "
+                f"once, over the {limits.processes} processes a sample may have (RLIMIT_NPROC "
+                "counts threads; Limits.processes)"
+            )
+    elif language == "javascript":
+        reference = json.loads(task.canonical_solution)["files"]
+        workers = js_workers_at_once(reference, tests)
+        if workers and node_workers_fit(workers, limits.memory_mb) is False:
+            why = (
+                f"under the sandbox's default limits: its reference starts a node worker "
+                f"thread per text, {workers} at once in its tests, and node here cannot start "
+                f"{workers} within the {limits.memory_mb} MiB address space a sample may have "
+                "(probed; --memory-mb 65536 gives them room)"
+            )
+    return [ToolCheck(name, False, f"cannot run here {why}")] if why else []
+
+
+def _catch_main_check() -> ToolCheck:
+    """Whether C++ builds take Catch2's main from its cache: a speed-up, never a requirement
+    (without it each build compiles the main itself, with the same verdict)."""
+    entries = sorted(Path(CATCH_MAIN_CACHE).glob("*/main.o"))
+    if entries:
+        detail = f"{CATCH_MAIN_CACHE} ({len(entries)} recorded; each checked before use)"
+    else:
+        detail = (
+            "not recorded: each C++ build compiles Catch2's main (~20 s of CPU); "
+            "bash scripts/setup.sh --multipl-e records it from the data"
+        )
+    return ToolCheck("cpp: Catch2 main cache", True, detail)
 
 
 def _solution_object(answer: str) -> dict[str, Any] | None:

@@ -15,7 +15,8 @@ Debian's cargo offline, crates from Debian's registry folder; JavaScript with Je
 Exercism's Babel preset installed from npm by scripts/setup.sh (node_modules linked in as
 Aider's npm-test.sh links its /npm-install); Java without Gradle: javac, then the JUnit
 Platform console launcher, with JUnit 5 and AssertJ from Debian (what build.gradle asks for,
-at Debian's versions).
+at Debian's versions). C++ takes Catch2's main, which every exercise compiles alike, from a
+read-only cache when it is there (catch_main.py: what is cached, and why it is safe).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from passbench.stages.benchmarks.aider_polyglot.catch_main import CATCH_MAIN_CACHE, LAUNCHER
 
 #: Aider's limit on the whole test command (run_unit_tests: `timeout = 60 * 3`)
 TEST_TIMEOUT_S = 180.0
@@ -84,7 +87,11 @@ node node_modules/jest/bin/jest.js ./*
 """
 _CPP = """exec 2>&1
 set -e
+launcher="$(cd "$(dirname "$0")" && pwd)/{launcher}"
 cd {exercise}
+if [ -d {catch_cache} ]; then
+  export CMAKE_CXX_COMPILER_LAUNCHER="sh;$launcher" PASSBENCH_CATCH_MAIN_CACHE={catch_cache}
+fi
 [ ! -d build ] && mkdir build
 cd build
 cmake -DEXERCISM_RUN_ALL_TESTS=1 -G "Unix Makefiles" ..
@@ -119,6 +126,8 @@ class Track:
             modules=JS_MODULES,
             console=JUNIT_CONSOLE,
             classpath=f"{JUNIT_CONSOLE}:{ASSERTJ}",
+            launcher=LAUNCHER,
+            catch_cache=CATCH_MAIN_CACHE,
         )
 
 
@@ -246,3 +255,93 @@ def missing_go_packages(sources: list[str], root: Path | None) -> list[str]:
     wanted = set().union(*(go_imports(source) for source in sources)) if sources else set()
     standard = {name for name in wanted if "." not in name.split("/")[0]}
     return sorted(name for name in standard if not (root / "src" / name).is_dir())
+
+
+# ---- what an exercise's tests need of the machine and the sandbox's limits ---------------------
+
+#: AssertJ assertions some exercises' tests call -> (a class of the AssertJ jar that has them,
+#: the first AssertJ release with it): mazy-mice's `hasDimensions` on a 2D array
+ASSERTJ_FEATURES = {"hasDimensions": ("org/assertj/core/api/Abstract2DArrayAssert.class", "3.17")}
+_CPP_THREAD_LOOP = re.compile(
+    r"for\s*\(\s*(?:int|std::size_t|size_t|auto)\s+\w+\s*=\s*0\s*;\s*\w+\s*<\s*(\d+)\s*;"
+    r"[^{]*\{[^{}]*std::thread\s*\("
+)
+_JS_WORKERS = re.compile(r"\bArray\((\d+)\)\.fill\(")
+
+
+def missing_assertj(tests: Mapping[str, str], jar: str = ASSERTJ) -> str | None:
+    """Why the installed AssertJ lacks an assertion the tests call, or None."""
+    called = [name for name in ASSERTJ_FEATURES if any(f".{name}(" in t for t in tests.values())]
+    if not called or not Path(jar).exists():
+        return None
+    import zipfile
+
+    with zipfile.ZipFile(jar) as archive:
+        names = set(archive.namelist())
+        manifest = archive.read("META-INF/MANIFEST.MF").decode("utf-8", "replace")
+    version = re.search(r"^Bundle-Version:\s*(\S+)", manifest, re.MULTILINE)
+    for name in called:
+        holder, since = ASSERTJ_FEATURES[name]
+        if holder not in names:
+            installed = version.group(1) if version else "installed"
+            return (
+                f"its tests call AssertJ's {name} (AssertJ {since}+); this AssertJ is {installed}"
+            )
+    return None
+
+
+def cpp_threads_at_once(tests: Mapping[str, str]) -> int:
+    """The most threads a C++ test starts in one loop before joining them (0: none)."""
+    counts = [int(n) for t in tests.values() for n in _CPP_THREAD_LOOP.findall(t)]
+    return max(counts, default=0)
+
+
+def js_workers_at_once(reference: Mapping[str, str], tests: Mapping[str, str]) -> int:
+    """How many node worker threads the reference starts at once (one per text of the largest
+    `Array(N).fill(...)` input) when it uses worker_threads, else 0."""
+    if not any("worker_threads" in text for text in reference.values()):
+        return 0
+    return max((int(n) for t in tests.values() for n in _JS_WORKERS.findall(t)), default=0)
+
+
+_NODE_WORKERS = """const { Worker, isMainThread } = require('node:worker_threads');
+if (isMainThread) {
+  let left = Number(process.argv[2]);
+  for (let i = 0; i < Number(process.argv[2]); i++) {
+    const worker = new Worker(__filename, { argv: ['0'] });
+    worker.on('error', () => process.exit(3));
+    worker.on('exit', () => { if (--left === 0) process.exit(0); });
+  }
+}
+"""
+
+
+def node_workers_fit(count: int, memory_mb: int) -> bool | None:
+    """Whether node here starts `count` worker threads at once within an address space of
+    `memory_mb` (the sandbox's RLIMIT_AS); None without node."""
+    import resource
+    import subprocess
+    import tempfile
+
+    node = shutil.which("node", path=SANDBOX_PATH)
+    if node is None:
+        return None
+    limit = memory_mb * 1024 * 1024
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    with tempfile.TemporaryDirectory(prefix="passbench-node-probe-") as folder:
+        script = Path(folder) / "workers.js"
+        script.write_text(_NODE_WORKERS, encoding="utf-8")
+        try:
+            done = subprocess.run(
+                [node, str(script), str(count)],
+                capture_output=True,
+                timeout=60,
+                preexec_fn=limited,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return False
+    return done.returncode == 0
