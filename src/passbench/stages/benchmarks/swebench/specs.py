@@ -31,6 +31,7 @@ PyPI package (pinned), the interpreter, or left out, and why:
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -456,6 +457,34 @@ _add(
 def spec_for(repo: str, version: str) -> RepoSpec | None:
     """SWE-bench's spec for (repo, version), or None when SWE-bench has none we carry."""
     return _SPECS.get((repo, version))
+
+
+def working_copy_edits(spec: RepoSpec) -> tuple[str, ...]:
+    """The spec's `pre_install` commands that edit files of the working copy, in order.
+
+    The official image runs every `pre_install` command in /testbed at build time and commits
+    the result (`git commit --allow-empty -am SWE-bench`), so the model patch applies to, and
+    the tests run on, the edited tree: Sphinx's `sed -i 's/pytest/pytest -rA/' tox.ini` is what
+    makes its tox run print the `-rA` summary the official parser reads, and its setup.py caps,
+    pytest 6.3's setup.cfg fix and astropy's pyproject.toml pin are there too. The other
+    commands act on the machine (apt-get, /etc/locale.gen, locale-gen, downloads): `env check`
+    asks for what they provide, nothing runs them per instance. An edit is a command whose every
+    `&&`/`||` step is `sed -i` or `grep -q` on a path inside the repository."""
+    return tuple(command for command in spec.pre_install if _edits_working_copy(command))
+
+
+def _edits_working_copy(command: str) -> bool:
+    try:
+        steps = [shlex.split(step) for step in re.split(r"&&|\|\|", command)]
+    except ValueError:
+        return False
+    for words in steps:
+        if words[:2] not in (["sed", "-i"], ["grep", "-q"]) or len(words) < 4:
+            return False
+        target = words[-1]
+        if target.startswith(("/", "-")) or ".." in target.split("/"):
+            return False
+    return True
 
 
 def spec_keys() -> list[tuple[str, str]]:
