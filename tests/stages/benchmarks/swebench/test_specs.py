@@ -135,6 +135,9 @@ def test_network_table_names_only_listed_tests(data_dir: Path) -> None:
         assert set(tests) <= listed, instance_id
     assert len(NETWORK_TESTS["psf__requests-5414"]) == 4
     assert NETWORK_TESTS["psf__requests-1142"] == ()
+    sphinx = [row for row in rows.values() if row.repo == "sphinx-doc/sphinx"]
+    assert all(row.instance_id in NETWORK_TESTS for row in sphinx)
+    assert sum(bool(NETWORK_TESTS[row.instance_id]) for row in sphinx) == 4
 
 
 def test_export_gaps_pin_exactly() -> None:

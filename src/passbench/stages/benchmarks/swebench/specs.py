@@ -713,6 +713,63 @@ NETWORK_TESTS: dict[str, tuple[str, ...]] = {
         "test_total_timeout_connect[timeout0] test_total_timeout_connect[timeout1]",
     ),
     "psf__requests-6028": (),
+    # Sphinx: linkcheck tests fetch www.google.com, www.w3.org and www.sphinx-doc.org,
+    # test_latex_images www.python.org (observed 2026-11-27 the same way, every Verified
+    # instance; the others: every listed test passed without network).
+    "sphinx-doc__sphinx-7440": (),
+    "sphinx-doc__sphinx-7454": (),
+    "sphinx-doc__sphinx-7462": (),
+    "sphinx-doc__sphinx-7590": (),
+    "sphinx-doc__sphinx-7748": (),
+    "sphinx-doc__sphinx-7757": (),
+    "sphinx-doc__sphinx-7889": (),
+    "sphinx-doc__sphinx-7910": (),
+    "sphinx-doc__sphinx-7985": _tests(
+        "tests/test_build_linkcheck.py::", "test_defaults test_defaults_json test_anchors_ignored"
+    ),
+    "sphinx-doc__sphinx-8035": (),
+    "sphinx-doc__sphinx-8056": (),
+    "sphinx-doc__sphinx-8120": (),
+    "sphinx-doc__sphinx-8265": (),
+    "sphinx-doc__sphinx-8269": _tests(
+        "tests/test_build_linkcheck.py::", "test_defaults test_defaults_json test_anchors_ignored"
+    ),
+    "sphinx-doc__sphinx-8459": (),
+    "sphinx-doc__sphinx-8475": _tests(
+        "tests/test_build_linkcheck.py::", "test_defaults test_defaults_json test_anchors_ignored"
+    ),
+    "sphinx-doc__sphinx-8548": (),
+    "sphinx-doc__sphinx-8551": (),
+    "sphinx-doc__sphinx-8593": (),
+    "sphinx-doc__sphinx-8595": (),
+    "sphinx-doc__sphinx-8621": (),
+    "sphinx-doc__sphinx-8638": (),
+    "sphinx-doc__sphinx-8721": (),
+    "sphinx-doc__sphinx-9229": (),
+    "sphinx-doc__sphinx-9230": (),
+    "sphinx-doc__sphinx-9258": (),
+    "sphinx-doc__sphinx-9281": (),
+    "sphinx-doc__sphinx-9320": (),
+    "sphinx-doc__sphinx-9367": (),
+    "sphinx-doc__sphinx-9461": (),
+    "sphinx-doc__sphinx-9591": (),
+    "sphinx-doc__sphinx-9602": (),
+    "sphinx-doc__sphinx-9658": (),
+    "sphinx-doc__sphinx-9673": (),
+    "sphinx-doc__sphinx-9698": (),
+    "sphinx-doc__sphinx-9711": (),
+    "sphinx-doc__sphinx-10323": (),
+    "sphinx-doc__sphinx-10435": ("tests/test_build_latex.py::test_latex_images",),
+    "sphinx-doc__sphinx-10449": (),
+    "sphinx-doc__sphinx-10466": (),
+    "sphinx-doc__sphinx-10614": (),
+    "sphinx-doc__sphinx-10673": (),
+    "sphinx-doc__sphinx-11445": (),
+    "sphinx-doc__sphinx-11510": (),
+}
+#: What can stand in for the internet, per repository, where something can.
+NETWORK_REMEDIES: dict[str, str] = {
+    "psf/requests": "a loopback httpbin via HTTPBIN_URL can serve them",
 }
 NETWORK_NOTES: dict[str, str] = {
     "psf/requests": (
