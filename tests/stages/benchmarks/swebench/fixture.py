@@ -15,6 +15,7 @@ import gzip
 import json
 import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,9 +62,10 @@ def _diff(work: Path, path: str, new_text: str) -> str:
     return patch
 
 
-def eval_script(base: str, test_file: str, test_patch: str) -> str:
+def eval_script(base: str, test_file: str, test_patch: str, also_run: tuple[str, ...] = ()) -> str:
     """An eval script in the official 5.0 shape (conda activation, git setup, reset, test patch
-    heredoc, the test command between the markers, reset)."""
+    heredoc, the test command between the markers, reset); the command runs `test_file` and the
+    files `also_run`."""
     return "\n".join(
         [
             "#!/bin/bash",
@@ -83,7 +85,7 @@ def eval_script(base: str, test_file: str, test_patch: str) -> str:
             test_patch,
             "EOF_114329324912",
             ": '>>>>> Start Test Output'",
-            f"pytest -rA {test_file}",
+            f"pytest -rA {' '.join((test_file, *also_run))}",
             ": '>>>>> End Test Output'",
             f"git checkout {base} {test_file}",
             "",
@@ -91,9 +93,19 @@ def eval_script(base: str, test_file: str, test_patch: str) -> str:
     )
 
 
-def make_small_bench(root: Path, repos: tuple[str, ...] = ("octo/calc",)) -> SmallBench:
+def make_small_bench(
+    root: Path,
+    repos: tuple[str, ...] = ("octo/calc",),
+    *,
+    version: str = "0.1",
+    base_files: Mapping[str, str] | None = None,
+    also_passing: tuple[str, ...] = (),
+) -> SmallBench:
     """The repository, its mirrors (one per name in `repos`, all the same history) and a
-    dataset with one instance per repository, written as Verified, Lite test and Lite dev."""
+    dataset with one instance per repository, written as Verified, Lite test and Lite dev.
+    `version` is the rows' version (a real repository's name and version bring its spec);
+    `base_files` are committed in the base commit too, and `also_passing` (node ids in them)
+    are PASS_TO_PASS tests the test command runs besides tests/test_calc.py."""
     work = root / "work"
     work.mkdir(parents=True)
     _git(work, "init", "-q", "-b", "main")
@@ -103,6 +115,9 @@ def make_small_bench(root: Path, repos: tuple[str, ...] = ("octo/calc",)) -> Sma
     # a package: pytest puts the repository root on sys.path, so `calc` imports uninstalled
     (work / "tests" / "__init__.py").write_text("")
     (work / "tests" / "test_calc.py").write_text(TESTS_BASE)
+    for path, text in (base_files or {}).items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
     _git(work, "add", "-A")
     _git(work, "commit", "-q", "-m", "calc with a bug")
     _git(work, "tag", "v0.1")
@@ -129,12 +144,17 @@ def make_small_bench(root: Path, repos: tuple[str, ...] = ("octo/calc",)) -> Sma
                 "problem_statement": ISSUE,
                 "hints_text": "",
                 "created_at": "2024-01-01T00:00:00Z",
-                "version": "0.1",
+                "version": version,
                 "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_add"]),
-                "PASS_TO_PASS": json.dumps(["tests/test_calc.py::test_sub"]),
+                "PASS_TO_PASS": json.dumps(["tests/test_calc.py::test_sub", *also_passing]),
                 "environment_setup_commit": base,
                 "difficulty": "<15 min fix",
-                "eval_script": eval_script(base, "tests/test_calc.py", test_patch),
+                "eval_script": eval_script(
+                    base,
+                    "tests/test_calc.py",
+                    test_patch,
+                    tuple(dict.fromkeys(test.split("::")[0] for test in also_passing)),
+                ),
                 "log_parser": "parse_log_pytest",
                 "eval_type": "pass_and_fail",
                 "image": f"swebench/sweb.eval.x86_64.{owner}_1776_{name}-{number}:latest",

@@ -56,20 +56,79 @@ def _new_file(path: str, text: str) -> str:
     )
 
 
-def _evaluate(small: SmallBench, tmp_path: Path, predictions: object) -> dict[str, object]:
+def _evaluate(
+    small: SmallBench, tmp_path: Path, predictions: object, instance: str = INSTANCE
+) -> dict[str, object]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "preds.json"
     path.write_text(json.dumps(predictions))
     settings = EvaluateSettings(benchmark="swebench-verified", workers=2, check_ground_truth=False)
     paths = Paths(cache_dir=tmp_path / "cache", data_dir=small.data_dir, repos_dir=small.repos_dir)
     outcome = Evaluator(settings, paths).evaluate_samples(path, tmp_path / "out")
-    entries = json.loads(outcome.eval_results_path.read_text())["eval"][INSTANCE]
+    entries = json.loads(outcome.eval_results_path.read_text())["eval"][instance]
     assert len(entries) == 1
     return dict(entries[0])
 
 
-def _prediction(patch: str | None) -> dict[str, dict[str, object]]:
-    return {INSTANCE: {"model_name_or_path": "org/model", "model_patch": patch}}
+def _prediction(patch: str | None, instance: str = INSTANCE) -> dict[str, dict[str, object]]:
+    return {instance: {"model_name_or_path": "org/model", "model_patch": patch}}
+
+
+#: pytest 6.3's spec edits setup.cfg before the install (`sed -i 's/>=>=/>=/' setup.cfg`) and the
+#: official image commits the edit: a test of the working copy that sees it.
+SETUP_CFG = "[metadata]\nname = calc\n" + "".join(f"# {n}\n" for n in range(8))
+SETUP_CFG += "[options]\ninstall_requires = attrs>=>=19.2.0\n"
+SETUP_CFG_TEST = (
+    "from pathlib import Path\n\n\ndef test_setup_cfg_edited():\n"
+    "    assert '>=>=' not in Path('setup.cfg').read_text()\n"
+)
+
+
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory: pytest.TempPathFactory) -> SmallBench:
+    """An instance of a repository and version whose spec edits the working copy."""
+    return make_small_bench(
+        tmp_path_factory.mktemp("swebench-edited"),
+        repos=("pytest-dev/pytest",),
+        version="6.3",
+        base_files={"setup.cfg": SETUP_CFG, "tests/test_setup.py": SETUP_CFG_TEST},
+        also_passing=("tests/test_setup.py::test_setup_cfg_edited",),
+    )
+
+
+def test_the_specs_working_copy_edits_are_made_before_the_patch(
+    edited: SmallBench, tmp_path: Path
+) -> None:
+    """The official image runs the spec's pre_install in /testbed and commits it (Sphinx's
+    `-rA` in tox.ini is one): the tests see the edited tree, the patch applies on it."""
+    entry = _evaluate(
+        edited,
+        tmp_path,
+        _prediction(edited.gold_patch, "pytest-dev__pytest-1"),
+        "pytest-dev__pytest-1",
+    )
+    assert entry["status"] == "pass", entry
+    assert entry["machinery_restored"] == []
+
+
+@pytest.mark.hostile
+def test_restored_machinery_keeps_the_specs_working_copy_edits(
+    edited: SmallBench, tmp_path: Path
+) -> None:
+    """A patch that touches setup.cfg gets it back as the working copy had it before the patch:
+    edited by the spec, not as the base commit has it."""
+    renamed = (
+        "diff --git a/setup.cfg b/setup.cfg\n--- a/setup.cfg\n+++ b/setup.cfg\n"
+        "@@ -1,3 +1,3 @@\n [metadata]\n-name = calc\n+name = calc2\n # 0\n"
+    )
+    entry = _evaluate(
+        edited,
+        tmp_path,
+        _prediction(edited.gold_patch + renamed, "pytest-dev__pytest-1"),
+        "pytest-dev__pytest-1",
+    )
+    assert entry["machinery_restored"] == ["setup.cfg"]
+    assert entry["status"] == "pass", entry
 
 
 def test_the_gold_patch_resolves_and_the_official_files_are_written(

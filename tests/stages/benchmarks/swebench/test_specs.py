@@ -15,9 +15,11 @@ from passbench.stages.benchmarks.swebench.specs import (
     CONDA_TO_PYPI,
     EXPORT_GAPS,
     NETWORK_TESTS,
+    RepoSpec,
     classify_conda,
     spec_for,
     spec_keys,
+    working_copy_edits,
 )
 
 from .envdata import EXPORTS, LITE, LITE_DEV, VERIFIED, read_rows
@@ -133,9 +135,27 @@ def test_network_table_names_only_listed_tests(data_dir: Path) -> None:
         assert set(tests) <= listed, instance_id
     assert len(NETWORK_TESTS["psf__requests-5414"]) == 4
     assert NETWORK_TESTS["psf__requests-1142"] == ()
+    sphinx = [row for row in rows.values() if row.repo == "sphinx-doc/sphinx"]
+    assert all(row.instance_id in NETWORK_TESTS for row in sphinx)
+    assert sum(bool(NETWORK_TESTS[row.instance_id]) for row in sphinx) == 4
 
 
 def test_export_gaps_pin_exactly() -> None:
     for (repo, version), pins in EXPORT_GAPS.items():
         assert spec_for(repo, version) is not None
         assert all(re.fullmatch(r"[A-Za-z0-9.-]+==[0-9.]+", pin) for pin in pins)
+
+
+def test_working_copy_edits_are_the_pre_install_commands_on_repository_files() -> None:
+    sphinx = spec_for("sphinx-doc/sphinx", "7.2")
+    assert sphinx is not None
+    assert working_copy_edits(sphinx) == ("sed -i 's/pytest/pytest -rA/' tox.ini",)
+    either = spec_for("sphinx-doc/sphinx", "4.1")
+    assert either is not None and len(working_copy_edits(either)) == len(either.pre_install) == 9
+    for machine in (("django/django", "2.2"), ("pylint-dev/pylint", "2.8")):
+        spec = spec_for(*machine)
+        assert spec is not None and spec.pre_install and working_copy_edits(spec) == ()
+    outside = RepoSpec(
+        "o/r", "1", "3.9", None, "pytest", pre_install=("sed -i 's/a/b/' /etc/hosts",)
+    )
+    assert working_copy_edits(outside) == ()

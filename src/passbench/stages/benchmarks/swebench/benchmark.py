@@ -5,13 +5,16 @@ What one sample's program is ("repository" programs, `RepositorySpec`): the sand
 working copy of the instance's base commit (nothing later) at /testbed and runs, without network,
 one bash script built here from the official pieces:
 
+0. the spec's working-copy edits (`specs.working_copy_edits`: Sphinx's `-rA` in tox.ini, ...)
+   run and committed, as the official image build commits them;
 1. the model patch through the official fallback chain (`patching.APPLY_COMMANDS`, the tree
    reset between attempts, the `--check --reverse` test last), printing the official
    `>>>>> Applied Patch` / `>>>>> Patch Apply Failed` lines; a patch that does not apply ends the
    run there (officially: no report, an error, unresolved);
 2. the test machinery the patch touched (`machinery.is_test_machinery`: conftest.py, pytest
    configuration, sitecustomize, `.pth` files, a repository's own test runner) put back as the
-   base commit has it, and named in the verdict: a patch cannot change how the tests are run;
+   working copy had it before the patch (step 0's commit), and named in the verdict: a patch
+   cannot change how the tests are run;
 3. the instance's official eval script (`instances.parse_eval_script`) with the conda
    activation replaced by the test environment's, and the test patch read from a file: the
    test files reset to the base commit, the test patch, the test command between the official
@@ -70,6 +73,7 @@ from passbench.stages.benchmarks.swebench.patching import (
 )
 from passbench.stages.benchmarks.swebench.predictions import read_predictions
 from passbench.stages.benchmarks.swebench.repos import RepositorySource
+from passbench.stages.benchmarks.swebench.specs import spec_for, working_copy_edits
 from passbench.stages.benchmarks.swebench.testenvs import (
     NO_ENVIRONMENT,
     InstanceEnvironment,
@@ -225,18 +229,40 @@ def _apply_chain() -> list[str]:
     return lines
 
 
+#: The shell variable holding the commit the patch is applied to (the base commit, plus the
+#: spec's working-copy edits when it has some).
+_SETUP_COMMIT = "passbench_setup_commit"
+
+
+def _repository_setup(instance: Instance) -> list[str]:
+    """Shell lines that make the working copy what the official image holds at /testbed: the
+    spec's working-copy edits run and committed, as the image build commits them
+    (`specs.working_copy_edits`), then the commit the rest of the run starts from."""
+    spec = spec_for(instance.repo, instance.version)
+    edits = working_copy_edits(spec) if spec is not None else ()
+    lines = list(edits)
+    if edits:
+        lines.append(
+            "git -c user.email=setup@swebench.config -c user.name=SWE-bench "
+            "commit --allow-empty -q -am SWE-bench"
+        )
+    lines.append(f"{_SETUP_COMMIT}=$(git rev-parse HEAD)")
+    return lines
+
+
 def _restore_machinery(instance: Instance, patch: str) -> tuple[list[str], tuple[str, ...]]:
-    """Shell lines that put back every test-machinery file the patch touched (as the base
-    commit has it; removed when the base has none), and those files."""
+    """Shell lines that put back every test-machinery file the patch touched (as the working
+    copy had it before the patch: the base commit plus the spec's working-copy edits; removed
+    when it had none), and those files."""
     try:
         touched = touched_files(patch)
     except Exception:  # an unparsable patch: the chain decides whether it applies at all
         touched = ()
     machinery = tuple(path for path in touched if is_test_machinery(path))
     lines = []
+    base = f'"${_SETUP_COMMIT}"'
     for path in machinery:
         quoted = shlex.quote(path)
-        base = shlex.quote(instance.base_commit)
         lines.append(
             f"if git cat-file -e {base}:{quoted} 2>/dev/null; "
             f"then git checkout {base} -- {quoted}; else rm -f -- {quoted}; fi"
@@ -502,6 +528,7 @@ class _SWEBench(BenchmarkBase):
             [
                 "set -u",
                 "cd /testbed",
+                *_repository_setup(instance),
                 *_apply_chain(),
                 *restore,
                 *(f"echo 'restored test machinery: {path}'" for path in machinery),

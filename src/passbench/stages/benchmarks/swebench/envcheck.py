@@ -33,6 +33,7 @@ from passbench.stages.benchmarks.swebench.specs import (
     CONDA_ONLY_PYTHON,
     INSTALL_BLOCKERS,
     NETWORK_NOTES,
+    NETWORK_REMEDIES,
     NETWORK_TESTS,
     SYSTEM_NEEDS,
     RepoSpec,
@@ -237,8 +238,8 @@ def _network_problems(instance: InstanceLike) -> list[Problem]:
             return [
                 Problem(
                     "network",
-                    f"{len(needing)} listed tests need the internet (e.g. "
-                    f"{needing[0]}); a loopback httpbin via HTTPBIN_URL can serve them",
+                    f"{len(needing)} listed tests need the internet (e.g. {needing[0]})"
+                    + "".join(f"; {r}" for r in [NETWORK_REMEDIES.get(instance.repo)] if r),
                     True,
                 )
             ]

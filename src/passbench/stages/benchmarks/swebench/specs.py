@@ -31,6 +31,7 @@ PyPI package (pinned), the interpreter, or left out, and why:
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -458,6 +459,34 @@ def spec_for(repo: str, version: str) -> RepoSpec | None:
     return _SPECS.get((repo, version))
 
 
+def working_copy_edits(spec: RepoSpec) -> tuple[str, ...]:
+    """The spec's `pre_install` commands that edit files of the working copy, in order.
+
+    The official image runs every `pre_install` command in /testbed at build time and commits
+    the result (`git commit --allow-empty -am SWE-bench`), so the model patch applies to, and
+    the tests run on, the edited tree: Sphinx's `sed -i 's/pytest/pytest -rA/' tox.ini` is what
+    makes its tox run print the `-rA` summary the official parser reads, and its setup.py caps,
+    pytest 6.3's setup.cfg fix and astropy's pyproject.toml pin are there too. The other
+    commands act on the machine (apt-get, /etc/locale.gen, locale-gen, downloads): `env check`
+    asks for what they provide, nothing runs them per instance. An edit is a command whose every
+    `&&`/`||` step is `sed -i` or `grep -q` on a path inside the repository."""
+    return tuple(command for command in spec.pre_install if _edits_working_copy(command))
+
+
+def _edits_working_copy(command: str) -> bool:
+    try:
+        steps = [shlex.split(step) for step in re.split(r"&&|\|\|", command)]
+    except ValueError:
+        return False
+    for words in steps:
+        if words[:2] not in (["sed", "-i"], ["grep", "-q"]) or len(words) < 4:
+            return False
+        target = words[-1]
+        if target.startswith(("/", "-")) or ".." in target.split("/"):
+            return False
+    return True
+
+
 def spec_keys() -> list[tuple[str, str]]:
     """Every (repo, version) with a spec."""
     return sorted(_SPECS)
@@ -684,6 +713,63 @@ NETWORK_TESTS: dict[str, tuple[str, ...]] = {
         "test_total_timeout_connect[timeout0] test_total_timeout_connect[timeout1]",
     ),
     "psf__requests-6028": (),
+    # Sphinx: linkcheck tests fetch www.google.com, www.w3.org and www.sphinx-doc.org,
+    # test_latex_images www.python.org (observed 2026-11-27 the same way, every Verified
+    # instance; the others: every listed test passed without network).
+    "sphinx-doc__sphinx-7440": (),
+    "sphinx-doc__sphinx-7454": (),
+    "sphinx-doc__sphinx-7462": (),
+    "sphinx-doc__sphinx-7590": (),
+    "sphinx-doc__sphinx-7748": (),
+    "sphinx-doc__sphinx-7757": (),
+    "sphinx-doc__sphinx-7889": (),
+    "sphinx-doc__sphinx-7910": (),
+    "sphinx-doc__sphinx-7985": _tests(
+        "tests/test_build_linkcheck.py::", "test_defaults test_defaults_json test_anchors_ignored"
+    ),
+    "sphinx-doc__sphinx-8035": (),
+    "sphinx-doc__sphinx-8056": (),
+    "sphinx-doc__sphinx-8120": (),
+    "sphinx-doc__sphinx-8265": (),
+    "sphinx-doc__sphinx-8269": _tests(
+        "tests/test_build_linkcheck.py::", "test_defaults test_defaults_json test_anchors_ignored"
+    ),
+    "sphinx-doc__sphinx-8459": (),
+    "sphinx-doc__sphinx-8475": _tests(
+        "tests/test_build_linkcheck.py::", "test_defaults test_defaults_json test_anchors_ignored"
+    ),
+    "sphinx-doc__sphinx-8548": (),
+    "sphinx-doc__sphinx-8551": (),
+    "sphinx-doc__sphinx-8593": (),
+    "sphinx-doc__sphinx-8595": (),
+    "sphinx-doc__sphinx-8621": (),
+    "sphinx-doc__sphinx-8638": (),
+    "sphinx-doc__sphinx-8721": (),
+    "sphinx-doc__sphinx-9229": (),
+    "sphinx-doc__sphinx-9230": (),
+    "sphinx-doc__sphinx-9258": (),
+    "sphinx-doc__sphinx-9281": (),
+    "sphinx-doc__sphinx-9320": (),
+    "sphinx-doc__sphinx-9367": (),
+    "sphinx-doc__sphinx-9461": (),
+    "sphinx-doc__sphinx-9591": (),
+    "sphinx-doc__sphinx-9602": (),
+    "sphinx-doc__sphinx-9658": (),
+    "sphinx-doc__sphinx-9673": (),
+    "sphinx-doc__sphinx-9698": (),
+    "sphinx-doc__sphinx-9711": (),
+    "sphinx-doc__sphinx-10323": (),
+    "sphinx-doc__sphinx-10435": ("tests/test_build_latex.py::test_latex_images",),
+    "sphinx-doc__sphinx-10449": (),
+    "sphinx-doc__sphinx-10466": (),
+    "sphinx-doc__sphinx-10614": (),
+    "sphinx-doc__sphinx-10673": (),
+    "sphinx-doc__sphinx-11445": (),
+    "sphinx-doc__sphinx-11510": (),
+}
+#: What can stand in for the internet, per repository, where something can.
+NETWORK_REMEDIES: dict[str, str] = {
+    "psf/requests": "a loopback httpbin via HTTPBIN_URL can serve them",
 }
 NETWORK_NOTES: dict[str, str] = {
     "psf/requests": (
