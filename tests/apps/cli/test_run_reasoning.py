@@ -10,11 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests.apps.loopback_run import invoke
 from tests.stages.providers.servers.base import Recorded, Reply, last_user_text
 from tests.stages.providers.servers.canonical_fake import CanonicalChatServer
 
-from passbench.apps.cli import cli
 from passbench.core.records import Task
 from passbench.stages.benchmarks import DataSettings, get_benchmark
 
@@ -63,14 +62,13 @@ def test_reasoning_is_kept_apart_and_truncated_answers_are_not_test_failures(
     tasks = list(get_benchmark("humaneval").load(None, "full", data=data))[:7]
     server = ReasoningServer(tasks)
     out = tmp_path / "out"
-    env = {"PASSBENCH_DATA_DIR": str(data_dir), "PASSBENCH_CACHE_DIR": str(tmp_path / "cache")}
     args = ["run", "-m", "r1", "-p", "openai", "--base-url", f"{server.url}/v1"]
     args += ["-b", "humaneval", "--id-range", "0-7", "--output-dir", str(out), "--no-cache"]
     try:
-        result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
+        exit_code, output = invoke(args, data_dir, tmp_path / "cache")
     finally:
         server.close()
-    assert result.exit_code == 0, result.output
+    assert exit_code == 0, output
 
     stem = "r1--main--humaneval-complete--openai-0-1"
     raw = {
@@ -103,5 +101,5 @@ def test_reasoning_is_kept_apart_and_truncated_answers_are_not_test_failures(
 
     scores = json.loads((out / f"{stem}-sanitized_calibrated_pass_at_k.json").read_text())
     assert scores["pass@1"] == pytest.approx(4 / 7)
-    summary = " ".join(result.output.split())
+    summary = " ".join(output.split())
     assert "passed 4, failed tests 1, extraction failures 0, no answer (truncated) 2" in summary
