@@ -1,6 +1,6 @@
 """`passbench run` against a loopback model server, as the end-to-end run tests (tries,
-reflections, reasoning) drive it: one request at a time, no response cache (what is not asked again is
-kept by the run's files), the data and cache folders of the test."""
+reflections, reasoning) drive it: one request at a time, no response cache (what is not asked
+again is kept by the run's files), the data and cache folders of the test."""
 
 from __future__ import annotations
 
