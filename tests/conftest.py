@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from tests.datasets import DATA_DIR
 
 if TYPE_CHECKING:
     from tests.apps.leaderboard.web.browser import Browser
@@ -22,10 +23,9 @@ pytest_plugins = ("pytester",)
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The shared datasets folder: PASSBENCH_DATA_DIR, else ../shared/datasets beside the repo."""
-    path = Path(os.environ.get("PASSBENCH_DATA_DIR") or REPO / ".." / "shared" / "datasets")
-    if not (path / "bigcodebench" / "BigCodeBench-v0.1.4.jsonl.gz").is_file():
-        pytest.fail(f"benchmark data not found in {path}; set PASSBENCH_DATA_DIR")
-    return path.resolve()
+    if not (DATA_DIR / "bigcodebench" / "BigCodeBench-v0.1.4.jsonl.gz").is_file():
+        pytest.fail(f"benchmark data not found in {DATA_DIR}; set PASSBENCH_DATA_DIR")
+    return DATA_DIR
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,12 @@ CPU, which the speed script measures instead."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from tests.datasets import DATA_DIR
 
 from passbench.core.records import Task
 from passbench.stages.benchmarks import DataSettings, get_benchmark
@@ -22,7 +22,6 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "perf"))
 
 from _naive_polyglot import run_exercise, steps
 
-DATA_DIR = Path(os.environ.get("PASSBENCH_DATA_DIR", "../shared/datasets"))
 #: a quick exercise per language, and whether its reference (else its stub) runs
 SMALL = {
     "python": ("proverb", True),

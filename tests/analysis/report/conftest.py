@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +12,6 @@ from tests.analysis.report.stability_runs import measure
 from passbench.stages.benchmarks import DataSettings
 from passbench.stages.results import RunResults, load_results
 from passbench.stages.results.taskinfo import TaskCatalog, load_catalog
-
-REPO = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture(scope="session")
-def data_dir() -> Path:
-    """The shared datasets folder: PASSBENCH_DATA_DIR, else ../shared/datasets beside the repo."""
-    path = Path(os.environ.get("PASSBENCH_DATA_DIR") or REPO / ".." / "shared" / "datasets")
-    if not (path / "bigcodebench" / "BigCodeBench-v0.1.4.jsonl.gz").is_file():
-        pytest.fail(f"benchmark data not found in {path}; set PASSBENCH_DATA_DIR")
-    return path.resolve()
 
 
 @pytest.fixture(scope="session")

@@ -7,12 +7,12 @@ whole ground truth is `perf/aider_polyglot_ground_truth.py` (docs/benchmarks.md)
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.datasets import DATA_DIR
 from tests.stages.sandbox.helpers import bwrap_usable
 
 from passbench.core.records import ErrorCategory, ExecResult, Isolation, Task
@@ -25,8 +25,6 @@ from passbench.stages.benchmarks.aider_polyglot.benchmark import (
 from passbench.stages.benchmarks.aider_polyglot.edits import apply_blocks, apply_whole
 from passbench.stages.prompts import build_prompt
 from passbench.stages.sandbox import Limits, Sandbox, SandboxConfig, open_sandbox
-
-DATA_DIR = Path(os.environ.get("PASSBENCH_DATA_DIR", "../shared/datasets"))
 
 
 @pytest.fixture(scope="module")

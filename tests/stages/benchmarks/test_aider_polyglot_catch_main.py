@@ -10,7 +10,6 @@ with the real cache run in test_aider_polyglot.py and perf/polyglot_speed.py."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -207,6 +206,7 @@ def test_a_harness_that_could_read_a_samples_file_is_never_cached() -> None:
 def test_samples_cannot_write_the_cache_in_the_sandbox() -> None:
     """A sample that writes into the cache (or, when it is not recorded here, where it would
     be) fails to: its exercise's tests pass only when the write was refused."""
+    from tests.datasets import DATA_DIR
     from tests.stages.sandbox.helpers import bwrap_usable
 
     from passbench.stages.benchmarks import DataSettings, get_benchmark
@@ -214,9 +214,8 @@ def test_samples_cannot_write_the_cache_in_the_sandbox() -> None:
 
     if not bwrap_usable():
         pytest.skip("bubblewrap cannot run here")
-    data = Path(os.environ.get("PASSBENCH_DATA_DIR", "../shared/datasets"))
     bench = get_benchmark("aider-polyglot")
-    loaded = bench.load(subset="python", data=DataSettings(data_dir=data, download=False))
+    loaded = bench.load(subset="python", data=DataSettings(data_dir=DATA_DIR, download=False))
     task = next(t for t in loaded.tasks if t.metadata["exercise"] == "proverb")
     files = json.loads(bench.canonical_code(task))["files"]
     [path] = list(files)

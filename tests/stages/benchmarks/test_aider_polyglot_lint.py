@@ -15,16 +15,15 @@ traceback (removed: `zipper/zipper.py`).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from tests.datasets import DATA_DIR
 
 from passbench.core.records import Task
 from passbench.stages.benchmarks import DataSettings, get_benchmark
 from passbench.stages.benchmarks.aider_polyglot.lint import lint_edited
 
-DATA_DIR = Path(os.environ.get("PASSBENCH_DATA_DIR", "../shared/datasets"))
 FLAKE8 = (
     "## Running: /usr/bin/python3 -m flake8 "
     "--select=E9,F821,F823,F831,F406,F407,F701,F702,F704,F706 --show-source --isolated "

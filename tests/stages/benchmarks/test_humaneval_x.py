@@ -6,12 +6,12 @@ fails on its assertions, a compile error is a SyntaxError. The whole ground trut
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.datasets import DATA_DIR
 from tests.stages.sandbox.helpers import bwrap_usable
 
 from passbench.core.records import ErrorCategory, ExecResult, Program, Task
@@ -24,7 +24,6 @@ from passbench.stages.benchmarks.humanevalx import (
 )
 from passbench.stages.sandbox import Limits, Sandbox, SandboxConfig, open_sandbox
 
-DATA_DIR = Path(os.environ.get("PASSBENCH_DATA_DIR", "../shared/datasets"))
 KEYS = sorted(LANGUAGES)
 
 # Completions of task 53 ("add two numbers") after each language's prompt: wrong, and not

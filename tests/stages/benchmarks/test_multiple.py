@@ -3,12 +3,12 @@ bubblewrap sandbox, with MultiPL-E's statuses (OK / SyntaxError / Exception / Ti
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.datasets import DATA_DIR
 from tests.stages.sandbox.helpers import PYTHON, bwrap_usable
 
 from passbench.core.records import ErrorCategory, ExecResult, Program
@@ -21,7 +21,6 @@ from passbench.stages.benchmarks.multiple import (
 )
 from passbench.stages.sandbox import Limits, Sandbox, SandboxConfig, open_sandbox
 
-DATA_DIR = Path(os.environ.get("PASSBENCH_DATA_DIR", "../shared/datasets"))
 HAVE_DATA = (DATA_DIR / "multipl-e").is_dir()
 
 # Completions of HumanEval_53_add ("add two numbers"), appended to the language's prompt. In
@@ -346,7 +345,7 @@ def test_evaluate_samples_end_to_end(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         cli,
         [*arguments, "--timeout-per-task", "1.5"],
-        env={"PASSBENCH_DATA_DIR": str(DATA_DIR.resolve())},
+        env={"PASSBENCH_DATA_DIR": str(DATA_DIR)},
     )
     assert result.exit_code == 0, result.output
     verdicts = json.loads((tmp_path / "js_eval_results.json").read_text())["eval"]
@@ -386,7 +385,7 @@ def test_cli_shows_prompts_and_refuses_a_ground_truth_run(tmp_path: Path) -> Non
 
     from passbench.apps.cli import cli
 
-    env = {"PASSBENCH_DATA_DIR": str(DATA_DIR.resolve())}
+    env = {"PASSBENCH_DATA_DIR": str(DATA_DIR)}
     shown = CliRunner().invoke(
         cli,
         ["tasks", "show", "HumanEval_53_add", "-b", "multipl-e-rs", "--field", "prompt"],
