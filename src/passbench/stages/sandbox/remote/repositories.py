@@ -193,7 +193,8 @@ class RepositoryResolver:
         link = folder / wanted.lock_sha256
         if not link.is_dir():
             raise SandboxError(
-                f"no {label} (Python {wanted.python_version}) in {folder}: build it there with "
+                f"no '{wanted.cache}' environment of lock {wanted.lock_sha256[:12]} (Python "
+                f"{wanted.python_version}) in {folder}: build it there with "
                 f"passbench env create, or set {env_dir_variable(wanted.cache)} where this "
                 "node runs"
             )
@@ -274,7 +275,9 @@ class _Mover:
         # a folder's name followed by the end, a '/', or what ends a path in a shell line or a
         # variable (so /a/env never matches /a/env2)
         self._pattern = (
-            re.compile("|".join(re.escape(old) for old in olds) + r"(?=$|[/:\s'\";)=])")
+            re.compile(
+                "(?:" + "|".join(re.escape(old) for old in olds) + r")(?=\Z|[/:\s'\";)=])"
+            )
             if olds
             else None
         )
