@@ -19,6 +19,7 @@ from passbench.core.errors import SandboxError, WireError
 from passbench.core.records import ExecResult, Program, RepositoryEnvironment, RepositorySpec
 from passbench.stages.evalenv.manifest import record_manifest
 from passbench.stages.sandbox.base import EnvironmentRef, Limits
+from passbench.stages.sandbox.remote.agent import RunnerSetup, answer, sandbox_config
 from passbench.stages.sandbox.remote.backend import RemoteBackend
 from passbench.stages.sandbox.remote.repositories import (
     RepositoryResolver,
@@ -299,3 +300,18 @@ def test_other_backends_refuse_repository_programs_before_anything_runs() -> Non
         "use --backend local or --backend ray"
     )
     assert backend.asked == []
+
+
+def test_runners_that_do_not_resolve_them_refuse_them() -> None:
+    """The agent of containers and E2B sandboxes, and `passbench serve` (which builds its
+    sandbox with the same `sandbox_config`), never show a caller's host paths to a sandbox."""
+    request = RunRequest(
+        EnvironmentRef("host"), Limits(), 0, (_program("c" * 40, read_only=("/etc",)),)
+    )
+    (only,) = list(answer(request, RunnerSetup()))
+    assert json.loads(only) == {
+        "error": "this runner does not run repository programs (SWE-bench) yet",
+        "retry": False,
+    }
+    with pytest.raises(SandboxError, match="does not run repository programs"):
+        sandbox_config(request, RunnerSetup())

@@ -197,7 +197,8 @@ class NodeRunner:
             # the environment by name and lock, checked intact (SandboxError otherwise), found
             # where this node keeps it (PASSBENCH_ENV_DIR or the default), with the NLTK data
             # it was built with, as a local run uses it
-            config = sandbox_config(request, RunnerSetup())
+            # repository programs reach it resolved on this node (`run`)
+            config = sandbox_config(request, RunnerSetup(repositories=True))
             self._sandbox = open_sandbox(config)
             self._key = key
         return self._sandbox

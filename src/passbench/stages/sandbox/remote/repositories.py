@@ -275,9 +275,7 @@ class _Mover:
         # a folder's name followed by the end, a '/', or what ends a path in a shell line or a
         # variable (so /a/env never matches /a/env2)
         self._pattern = (
-            re.compile(
-                "(?:" + "|".join(re.escape(old) for old in olds) + r")(?=\Z|[/:\s'\";)=])"
-            )
+            re.compile("(?:" + "|".join(re.escape(old) for old in olds) + r")(?=\Z|[/:\s'\";)=])")
             if olds
             else None
         )
