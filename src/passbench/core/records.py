@@ -174,6 +174,25 @@ BUILD_WALL_CAP = 10.0
 
 
 @dataclass(frozen=True)
+class RepositoryEnvironment:
+    """A repository program's test environment by identity, for a machine that does not share
+    this one's files (a node of a Ray cluster): a Python prefix published in the environment
+    cache `cache` ($PASSBENCH_<CACHE>_ENV_DIR, else envs/<cache> in the user data folder) as a
+    link named by its lock's sha256, holding the record file `record` (its lock's sha256, its
+    Python version, the base interpreter's prefix) and an integrity manifest. `root` and
+    `base_prefix` are where the caller has it; a node that has it elsewhere puts its own paths
+    in their place, in the spec's paths, variables, script and the files named in `rewrite`."""
+
+    cache: str  # the cache's name: "mycache" -> $PASSBENCH_MYCACHE_ENV_DIR
+    lock_sha256: str
+    python_version: str  # of the interpreter inside ("3.9.18"): a node's must be the same
+    root: str  # the caller's real path of it
+    base_prefix: str  # the caller's base interpreter prefix (shown read-only beside it)
+    record: str  # the record file's name, in the environment's folder
+    rewrite: tuple[str, ...] = ()  # names of the program's files that name root or base_prefix
+
+
+@dataclass(frozen=True)
 class RepositorySpec:
     """How a "repository" program runs (SWE-bench): a working copy of the git directory
     `git_dir` at `commit` (that commit's tree and history only: no later commit, branch or tag),
@@ -199,6 +218,12 @@ class RepositorySpec:
     channel: bool = True
     memory_mb: int = 16384  # the tests' processes together (a cgroup where the host has one)
     output_cap: int = 8 * 2**20  # bytes of output kept for the log parser
+    # the repository by name ("owner/name"): a machine that does not share this one's files
+    # finds its own mirror of it, `<owner>__<name>.git` in its repos folder; "" = git_dir only
+    repo: str = ""
+    # the test environment by identity (`python`, `read_only`, `fresh_dirs` are in it); None:
+    # the sandbox's own interpreter
+    environment: RepositoryEnvironment | None = None
 
 
 @dataclass(frozen=True)

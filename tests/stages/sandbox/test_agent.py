@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from passbench.stages.sandbox.base import EnvironmentRef
-from passbench.stages.sandbox.remote.wire import RunRequest, read_verdicts, request_to_json
+from passbench.stages.sandbox.remote.wire import (
+    PROTOCOL,
+    RunRequest,
+    read_verdicts,
+    request_to_json,
+)
 
 from .conftest import needs_bwrap
 from .helpers import TEST_LIMITS, checks_program, unittest_program
@@ -73,6 +78,6 @@ def test_describe_says_what_it_offers(tmp_path: Path) -> None:
     answer = _agent("--describe", "--envs-root", str(tmp_path))
     assert answer.returncode == 0
     offered = json.loads(answer.stdout)
-    assert offered["protocol"] == 1
+    assert offered["protocol"] == PROTOCOL == 2
     assert set(offered["environments"]) == {"host"}
     assert isinstance(offered["bubblewrap"], bool)

@@ -45,6 +45,7 @@ from passbench.core.records import (
     ExecResult,
     Program,
     Prompt,
+    RepositoryEnvironment,
     RepositorySpec,
     Sample,
     Task,
@@ -54,7 +55,11 @@ from passbench.stages.benchmarks.base import BenchmarkBase, Judging, TaskId
 from passbench.stages.benchmarks.data import DataFile, DataSettings
 from passbench.stages.benchmarks.prompting import PromptStyle
 from passbench.stages.benchmarks.swebench import grading, prompting
-from passbench.stages.benchmarks.swebench.environments import instance_environment
+from passbench.stages.benchmarks.swebench.environments import (
+    RECORD_FILE,
+    BuiltEnvironment,
+    instance_environment,
+)
 from passbench.stages.benchmarks.swebench.instances import (
     END_TEST_OUTPUT,
     START_TEST_OUTPUT,
@@ -90,6 +95,10 @@ MODEL_PATCH = "model.patch"
 TEST_PATCH = "test.patch"
 #: The environment record (testenvs.InstanceEnvironment.record) among the program's files.
 ENVIRONMENT_FILE = "environment.json"
+#: The environment cache the test environments are in, by name, as a machine that does not
+#: share this one's files finds it ($PASSBENCH_SWEBENCH_ENV_DIR, else envs/swebench in its user
+#: data folder: testenvs.environments_folder).
+ENVIRONMENT_CACHE = "swebench"
 #: Test output kept in a verdict for the official test_output.txt (head and tail beyond it).
 _LOG_KEEP = 1024 * 1024
 _HF = "https://huggingface.co"
@@ -309,6 +318,20 @@ def eval_script(instance: Instance, environment: InstanceEnvironment | None = No
             script.post_test_reset,
             "",
         ]
+    )
+
+
+def _by_identity(built: BuiltEnvironment) -> RepositoryEnvironment:
+    """The environment as another machine finds its own build of the same lock: the eval
+    script names its folders (the offline install's PYTHONPATH), so it is rewritten there."""
+    return RepositoryEnvironment(
+        cache=ENVIRONMENT_CACHE,
+        lock_sha256=built.lock_sha256,
+        python_version=built.python_version,
+        root=str(built.root),
+        base_prefix=str(built.base_prefix),
+        record=RECORD_FILE,
+        rewrite=("eval.sh",),
     )
 
 
@@ -548,6 +571,7 @@ class _SWEBench(BenchmarkBase):
                 script=script,
                 files=files,
                 channel=_uses_pytest(instance),
+                repo=instance.repo,
             )
         else:
             built = environment.built
@@ -565,6 +589,8 @@ class _SWEBench(BenchmarkBase):
                 env=tuple(variables.items()),
                 fresh_dirs=(str(built.instance_prefix),),
                 channel=_uses_pytest(instance),
+                repo=instance.repo,
+                environment=_by_identity(built),
             )
         return {"source": code, "style": "repository", "timeout_s": timeout_s, "repository": spec}
 

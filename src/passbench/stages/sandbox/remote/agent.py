@@ -61,6 +61,10 @@ class RunnerSetup:
     allow_unsandboxed: bool = False
     # checks an environment is intact before it runs programs (default: every time)
     verify: Callable[[EnvInfo], None] | None = None
+    # whether it runs repository programs (SWE-bench), resolving their repository and test
+    # environment in its own folders first (remote/repositories.py: Ray's nodes do); a runner
+    # that does not refuses them, so no host path a caller names is ever shown to its sandbox
+    repositories: bool = False
 
     def env_root(self, name: str) -> Path | None:
         """Environment `name`'s folder, or None for passbench's default location
@@ -83,9 +87,20 @@ def offered_environments(setup: RunnerSetup) -> dict[str, dict[str, str]]:
     return offered
 
 
+def refusal(request: RunRequest, setup: RunnerSetup) -> str:
+    """Why this runner refuses `request` before anything runs ("" when it does not)."""
+    if not setup.repositories and any(p.style == "repository" for p in request.programs):
+        return "this runner does not run repository programs (SWE-bench) yet"
+    return ""
+
+
 def sandbox_config(request: RunRequest, setup: RunnerSetup) -> SandboxConfig:
     """The local sandbox a request runs in: the environment it names (with the lock it asks
-    for, when it asks for one), checked intact; SandboxError when this machine lacks it."""
+    for, when it asks for one), checked intact; SandboxError when this machine lacks it, or
+    when the runner refuses the request (`refusal`)."""
+    refused = refusal(request, setup)
+    if refused:
+        raise SandboxError(refused)
     env_vars: dict[str, str] = {}
     read_only: list[Path] = []
     wanted = request.environment
@@ -127,6 +142,10 @@ def sandbox_config(request: RunRequest, setup: RunnerSetup) -> SandboxConfig:
 def answer(request: RunRequest, setup: RunnerSetup) -> Iterator[bytes]:
     """The NDJSON lines answering `request`: verdicts as they finish, then the closing line;
     an {"error"} line (retry: true, the infrastructure failed) when the sandbox fails."""
+    refused = refusal(request, setup)
+    if refused:
+        yield line({"error": refused, "retry": False})
+        return
     try:
         config = sandbox_config(request, setup)
         with open_sandbox(config) as sandbox:

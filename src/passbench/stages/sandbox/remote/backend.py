@@ -30,6 +30,9 @@ class RemoteBackend(ABC):
 
     #: errors of this backend's client that mean "try again", besides BackendUnavailable
     transient: tuple[type[BaseException], ...] = ()
+    #: whether its runners resolve repository programs (SWE-bench) on their own machine
+    #: (remote/repositories.py); a backend that does not refuses them before anything runs
+    runs_repositories = False
 
     def __init__(self, where: str, cgroup: str, warn: WarnCallback | None) -> None:
         self.where = where  # how messages name this backend ("remote backend URL", ...)
@@ -47,7 +50,13 @@ class RemoteBackend(ABC):
         return self._cgroup
 
     def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
-        return self._with_retries(list(programs))
+        listed = list(programs)
+        if not self.runs_repositories and any(p.style == "repository" for p in listed):
+            raise SandboxError(
+                f"{self.where} does not run repository programs (SWE-bench) yet: "
+                "use --backend local or --backend ray"
+            )
+        return self._with_retries(listed)
 
     def _with_retries(self, programs: list[Program]) -> Iterator[ExecResult]:
         return run_with_retries(

@@ -14,6 +14,13 @@ verdict comes back on its own through a Ray streaming generator as it finishes, 
 the programs still without one are retried through `run_with_retries` on the actors left (a
 node that joined meanwhile gets one too), and a re-run resumes from the journal.
 
+Repository programs (SWE-bench) run too: before a batch with some runs, every node says
+whether it has each repository commit and test environment the batch names (in its own
+folders, remote/repositories.py), and a node that lacks one stops the run with a line naming
+the node and what it lacks; each node then runs them with its own paths, and the raw data the
+benchmark judges (the output, the exit code, the pytest channel's records) comes back as a
+local run gives it.
+
 Ray is an optional dependency (`pip install 'passbench[ray]'`), imported only here and only when
 this backend is chosen.
 """
@@ -159,6 +166,26 @@ class NodeRunner:
     def __init__(self) -> None:
         self._sandbox: Any = None
         self._key: str = ""
+        self._resolver: Any = None  # remote/repositories.py RepositoryResolver, when needed
+
+    def _repositories(self) -> Any:
+        from passbench.stages.sandbox.remote.repositories import RepositoryResolver
+
+        if self._resolver is None:
+            # this node's own folders: PASSBENCH_REPOS and the environment caches' variables
+            # as `ray start` was run with, else passbench's defaults on this machine
+            self._resolver = RepositoryResolver()
+        return self._resolver
+
+    def missing(self, request_json: str) -> list[str]:
+        """What this node lacks to run the request's repository programs (their repository
+        commits and test environments), one line each."""
+        try:
+            request = request_from_json(json.loads(request_json))
+        except (ValueError, WireError) as error:
+            return [f"bad request: {error}"]
+        lines: list[str] = self._repositories().missing(request.programs)
+        return lines
 
     def _open(self, request: RunRequest) -> Any:
         from passbench.stages.sandbox import open_sandbox
@@ -170,7 +197,8 @@ class NodeRunner:
             # the environment by name and lock, checked intact (SandboxError otherwise), found
             # where this node keeps it (PASSBENCH_ENV_DIR or the default), with the NLTK data
             # it was built with, as a local run uses it
-            config = sandbox_config(request, RunnerSetup())
+            # repository programs reach it resolved on this node (`run`)
+            config = sandbox_config(request, RunnerSetup(repositories=True))
             self._sandbox = open_sandbox(config)
             self._key = key
         return self._sandbox
@@ -203,8 +231,13 @@ class NodeRunner:
             yield line({"error": f"bad request: {error}", "retry": False})
             return
         try:
+            programs = [self._repositories().localize(p) for p in request.programs]
+        except SandboxError as error:  # what it lacks: checked before the run, so not retried
+            yield line({"error": str(error), "retry": False})
+            return
+        try:
             sandbox = self._open(request)
-            for result in sandbox.run(request.programs):
+            for result in sandbox.run(programs):
                 yield line(result_to_json(result))
             yield line(
                 {"done": True, "isolation": sandbox.isolation.value, "cgroup": sandbox.cgroup}
@@ -229,6 +262,8 @@ class _Node:
     address: str  # IP:port of its raylet, to name it
     workers: int
     actor: Any = None
+    # the repository programs' needs (repo, commit, caller's git dir, lock) it has
+    checked: set[tuple[str, ...]] = field(default_factory=set)
 
     @property
     def name(self) -> str:
@@ -246,6 +281,8 @@ class _Call:
 class RaySandbox(RemoteBackend):
     """A Sandbox whose programs run on the nodes of a Ray cluster (`RayConfig.address`,
     else RAY_ADDRESS, else a cluster started on this machine)."""
+
+    runs_repositories = True
 
     def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
         self._ray = ray = _ray()
@@ -362,6 +399,44 @@ class RaySandbox(RemoteBackend):
         # how the nodes cap their workers ("ray:v2"; "ray:none,v2" when they differ)
         self._cgroup = "ray:" + ",".join(sorted(self._cgroups))
 
+    def _check_repositories(self, nodes: list[_Node], programs: list[Program]) -> None:
+        """Ask every node whether it has the repository commits and test environments that
+        `programs` name (once per node and need); SandboxError naming each node that lacks
+        one, and what, before anything runs."""
+        needs: dict[tuple[str, ...], Program] = {}
+        for program in programs:
+            spec = program.repository
+            if program.style != "repository" or spec is None:
+                continue
+            lock = spec.environment.lock_sha256 if spec.environment is not None else ""
+            needs.setdefault((spec.repo, spec.commit, spec.git_dir, lock), _need_of(program))
+        asks = {}
+        for node in nodes:
+            new = [key for key in needs if key not in node.checked]
+            if new:
+                request = RunRequest(
+                    self.environment, self.config.limits, 0, tuple(needs[key] for key in new)
+                )
+                asks[node.node_id] = (
+                    new,
+                    node.actor.missing.remote(json.dumps(request_to_json(request))),
+                )
+        refused: list[str] = []
+        for node_id, (new, ask) in asks.items():
+            node = self._nodes[node_id]
+            try:
+                lacks = self._ray.get(ask, timeout=PREPARE_TIMEOUT_S)
+            except self.transient as error:
+                raise BackendUnavailable(
+                    f"{node.name} did not answer: {_first_line(error)}"
+                ) from None
+            if lacks:
+                refused.append(f"{node.name} lacks: " + "; ".join(lacks))
+            else:
+                node.checked.update(new)
+        if refused:
+            raise SandboxError(f"{self.where}: " + " | ".join(refused))
+
     def _drop(self, node: _Node) -> None:
         self._nodes.pop(node.node_id, None)
         if node.actor is not None:
@@ -376,6 +451,7 @@ class RaySandbox(RemoteBackend):
         loss is raised, so the programs it held are tried again."""
         ray = self._ray
         nodes = self._alive_nodes()
+        self._check_repositories(nodes, programs)
         # every chunk asks for the modules the whole batch preloads, as the local sandbox's
         # workers preload them for a batch given at once: a node's workers then start once,
         # not again (tensorflow and all) whenever a chunk brings a new library
@@ -433,6 +509,13 @@ class RaySandbox(RemoteBackend):
         if self._connected:
             self._connected = False
             ray.shutdown()
+
+
+def _need_of(program: Program) -> Program:
+    """A repository program reduced to what a node checks it has: no patch, no files."""
+    spec = program.repository
+    assert spec is not None
+    return replace(program, source="", repository=replace(spec, script="", files=()))
 
 
 def _first_line(error: BaseException) -> str:

@@ -3,6 +3,10 @@
 Plain JSON only (no pickle): a server reads programs from clients it does not trust, and a
 client reads verdicts from a server it checks (`--verify-fraction`). Every reader validates
 types and says which field is wrong (errors.WireError, one line).
+
+Protocol 2 added "repository" programs (SWE-bench: `RepositorySpec`, with the repository and
+its test environment by identity beside the caller's paths, which the runner resolves on its
+own machine: remote/repositories.py). Requests of protocol 1 are still read.
 """
 
 from __future__ import annotations
@@ -20,13 +24,18 @@ from passbench.core.records import (
     Isolation,
     ProcessSpec,
     Program,
+    RepositoryEnvironment,
+    RepositorySpec,
 )
 from passbench.stages.sandbox.base import EnvironmentRef, Limits
 
-#: Version of this format; a server refuses requests of another.
-PROTOCOL = 1
+#: Version of this format, as this side writes it: 2 added "repository" programs.
+PROTOCOL = 2
+#: The versions a reader accepts: a request of protocol 1 is a protocol 2 request without
+#: repository programs.
+READABLE_PROTOCOLS = (1, 2)
 
-_STYLES = ("unittest", "script", "io", "process")
+_STYLES = ("unittest", "script", "io", "process", "repository")
 _STATUSES = ("pass", "fail", "timeout")
 
 
@@ -111,6 +120,9 @@ def program_from_json(data: Any, where: str = "program") -> Program:
     process = _process_from_json(data.get("process"), where)
     if (style == "process") != (process is not None):
         raise WireError(f"{where}: a 'process' program needs field 'process', and only it")
+    repository = _repository_from_json(data.get("repository"), where)
+    if (style == "repository") != (repository is not None):
+        raise WireError(f"{where}: a 'repository' program needs field 'repository', and only it")
     timeout = float(_need(data, "timeout_s", (int, float), where))
     if not 0 < timeout <= 24 * 3600:
         raise WireError(f"{where}: field 'timeout_s' must be in (0, 86400]")
@@ -126,6 +138,7 @@ def program_from_json(data: Any, where: str = "program") -> Program:
         preload=tuple(preload),
         io=io,
         process=process,
+        repository=repository,
     )
 
 
@@ -176,6 +189,81 @@ def _process_from_json(data: Any, where: str) -> ProcessSpec | None:
         syntax_markers=tuple(markers),
         pass_rule=rule,
         files=tuple((path, text) for path, text in files),
+    )
+
+
+def _strings(value: Any, name: str, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise WireError(f"{where}: field '{name}' must be a list of strings")
+    return tuple(value)
+
+
+def _pairs(value: Any, name: str, where: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, list) or not all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)
+        for pair in value
+    ):
+        raise WireError(f"{where}: field '{name}' must be [text, text] pairs")
+    return tuple((first, second) for first, second in value)
+
+
+def plain_name(name: str) -> bool:
+    """A file name with no folder in it."""
+    return bool(name) and "/" not in name and name not in (".", "..") and "\0" not in name
+
+
+def _positive(data: Mapping[str, Any], name: str, where: str) -> int:
+    number = _need(data, name, int, where)
+    if number < 1:
+        raise WireError(f"{where}: field '{name}' must be at least 1")
+    return int(number)
+
+
+def _repository_from_json(data: Any, where: str) -> RepositorySpec | None:
+    """A repository program's spec, its types checked. Its host paths are the caller's: a
+    runner never uses them as they are (remote/repositories.py resolves them on its machine)."""
+    if data is None:
+        return None
+    where = f"{where}.repository"
+    if not isinstance(data, Mapping):
+        raise WireError(f"{where}: not an object")
+    files = _pairs(_need(data, "files", list, where), "files", where)
+    if not all(plain_name(name) for name, _ in files):
+        raise WireError(f"{where}: field 'files' must name plain files")
+    return RepositorySpec(
+        git_dir=_need(data, "git_dir", str, where),
+        commit=_need(data, "commit", str, where),
+        script=_need(data, "script", str, where),
+        python=_optional(data, "python", str, where),
+        files=files,
+        read_only=_strings(_need(data, "read_only", list, where), "read_only", where),
+        env=_pairs(_need(data, "env", list, where), "env", where),
+        fresh_dirs=_strings(_need(data, "fresh_dirs", list, where), "fresh_dirs", where),
+        channel=bool(_need(data, "channel", bool, where)),
+        memory_mb=_positive(data, "memory_mb", where),
+        output_cap=_positive(data, "output_cap", where),
+        repo=_need(data, "repo", str, where),
+        environment=_repository_environment(data.get("environment"), where),
+    )
+
+
+def _repository_environment(data: Any, where: str) -> RepositoryEnvironment | None:
+    if data is None:
+        return None
+    where = f"{where}.environment"
+    if not isinstance(data, Mapping):
+        raise WireError(f"{where}: not an object")
+    record = _need(data, "record", str, where)
+    if not plain_name(record):
+        raise WireError(f"{where}: field 'record' must be a plain file name")
+    return RepositoryEnvironment(
+        cache=_need(data, "cache", str, where),
+        lock_sha256=_need(data, "lock_sha256", str, where),
+        python_version=_need(data, "python_version", str, where),
+        root=_need(data, "root", str, where),
+        base_prefix=_need(data, "base_prefix", str, where),
+        record=record,
+        rewrite=_strings(_need(data, "rewrite", list, where), "rewrite", where),
     )
 
 
@@ -280,8 +368,9 @@ def request_to_json(request: RunRequest) -> dict[str, Any]:
 def request_from_json(data: Any, where: str = "request") -> RunRequest:
     if not isinstance(data, Mapping):
         raise WireError(f"{where}: not an object")
-    if data.get("protocol") != PROTOCOL:
-        raise WireError(f"{where}: protocol {data.get('protocol')!r}; this side speaks {PROTOCOL}")
+    if data.get("protocol") not in READABLE_PROTOCOLS:
+        readable = " and ".join(str(version) for version in READABLE_PROTOCOLS)
+        raise WireError(f"{where}: protocol {data.get('protocol')!r}; this side reads {readable}")
     environment = data.get("environment")
     if not isinstance(environment, Mapping) or not isinstance(environment.get("name"), str):
         raise WireError(f"{where}: field 'environment' must name an environment")
