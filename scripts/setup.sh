@@ -28,7 +28,8 @@ for argument in "$@"; do
   esac
 done
 
-packages=(bubblewrap python3-venv)
+# iproute2: `ip` sets up the repository sandbox's tarpit (SWE-bench requests' timeout tests)
+packages=(bubblewrap python3-venv iproute2)
 if [ -f src/passbench/stages/evalenv/apt-packages.txt ]; then
   while read -r package; do
     case "$package" in ''|'#'*) ;; *) packages+=("$package") ;; esac

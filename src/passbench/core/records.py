@@ -193,6 +193,22 @@ class RepositoryEnvironment:
 
 
 @dataclass(frozen=True)
+class LoopbackService:
+    """A network service a repository's tests reach on the internet in the official images
+    (requests' httpbin), run on 127.0.0.1 inside the run's own network namespace instead:
+    started before the tests as a user of its own (the tests can neither signal, trace nor
+    replace it), from `read_only` host folders, and gone with the run."""
+
+    name: str  # what the run's output calls it ("httpbin")
+    argv: tuple[str, ...]  # the command; the port is appended as its last argument
+    port: int  # on 127.0.0.1 inside the run
+    read_only: tuple[str, ...] = ()  # host folders it needs (its environment), read-only
+    # (variable, value) for the tests' environment; "{port}" in a value is the port
+    variables: tuple[tuple[str, str], ...] = ()
+    start_timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
 class RepositorySpec:
     """How a "repository" program runs (SWE-bench): a working copy of the git directory
     `git_dir` at `commit` (that commit's tree and history only: no later commit, branch or tag),
@@ -216,6 +232,12 @@ class RepositorySpec:
     # its own (a test environment's per-instance install prefix), removed after the run
     fresh_dirs: tuple[str, ...] = ()
     channel: bool = True
+    # started before the tests on the run's loopback (`LoopbackService`), stopped with the run
+    services: tuple[LoopbackService, ...] = ()
+    # a connect to an address nothing answers waits until its timeout (as on a networked
+    # machine) instead of failing at once: the run's network namespace routes it into a link
+    # whose other end drops it; no real network either way
+    tarpit: bool = False
     memory_mb: int = 16384  # the tests' processes together (a cgroup where the host has one)
     output_cap: int = 8 * 2**20  # bytes of output kept for the log parser
     # the repository by name ("owner/name"): a machine that does not share this one's files

@@ -315,3 +315,24 @@ def test_runners_that_do_not_resolve_them_refuse_them() -> None:
     }
     with pytest.raises(SandboxError, match="does not run repository programs"):
         sandbox_config(request, RunnerSetup())
+
+
+def test_loopback_services_stay_local_and_the_tarpit_crosses_the_wire() -> None:
+    """A loopback service is a command in host folders of the caller's machine: no remote
+    backend starts one, the coordinator refuses such programs before anything runs and a
+    runner refuses them on the wire; the tarpit (a flag) goes over unchanged."""
+    from passbench.core.records import LoopbackService
+
+    service = LoopbackService("httpbin", ("/caller/tools/bin/python", "-m", "httpbin"), 58080)
+    served = _program("c" * 40, services=(service,), tarpit=True)
+    backend = _Elsewhere()
+    backend.runs_repositories = True
+    with pytest.raises(SandboxError) as refused:
+        backend.run([served, replace(served, key="k2", task_id="t2")])
+    assert "does not start loopback services (requests' httpbin) for" in str(refused.value)
+    assert "and 1 more yet: use --backend local" in str(refused.value)
+    assert backend.asked == []
+    with pytest.raises(WireError, match="loopback services are run by the local backend only"):
+        program_from_json(json.loads(json.dumps(program_to_json(served))))
+    trapped = _program("c" * 40, tarpit=True)
+    assert program_from_json(json.loads(json.dumps(program_to_json(trapped)))) == trapped

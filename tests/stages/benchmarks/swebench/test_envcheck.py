@@ -60,7 +60,9 @@ def test_verified_per_repository(verified: list[Row], catalog: LockCatalog) -> N
         ("matplotlib/matplotlib", 0, 0, 34),
         ("mwaskom/seaborn", 2, 2, 2),
         ("pallets/flask", 1, 1, 1),
-        ("psf/requests", 2, 2, 8),  # six need httpbin.org
+        # 4 list tests of https://httpbin.org or www.google.co.uk; the loopback httpbin and
+        # the tarpit serve the rest
+        ("psf/requests", 4, 4, 8),
         ("pydata/xarray", 0, 19, 22),  # conda-only CDAT left out; 3 list cdms2 tests
         ("pylint-dev/pylint", 10, 10, 10),
         ("pytest-dev/pytest", 19, 19, 19),
@@ -70,6 +72,16 @@ def test_verified_per_repository(verified: list[Row], catalog: LockCatalog) -> N
         ("sympy/sympy", 75, 75, 75),
     ]
     assert kinds(supports["psf__requests-1724"], True) == {"network"}
+    served = supports["psf__requests-2931"]
+    assert served.official and kinds(served, False) == {"network"}
+    assert served.problems[0].detail.startswith("2 listed tests run against the loopback httpbin")
+    # where the stand-ins cannot run (not root), their tests cannot pass: blocking
+    blocked = check_instances([r for r in verified if r.repo == "psf/requests"], catalog,
+                              find_python=pyenv, stand_ins_blocked="not root")  # fmt: skip
+    assert support_table(blocked) == [("psf/requests", 2, 2, 8)]
+    (why,) = [p for p in blocked[5].problems if p.blocking]
+    assert why.detail.startswith("2 listed tests need the loopback httpbin (HTTPBIN_URL) or the ")
+    assert "not root" in why.detail
     assert kinds(supports["astropy__astropy-7166"], True) == {"install"}
     assert kinds(supports["pydata__xarray-3305"], True) == {"conda-only"}
     assert kinds(supports["pydata__xarray-2905"], False) == {"conda-only"}
@@ -93,9 +105,11 @@ def test_lite_siblings_and_specs(data_dir: Path, catalog: LockCatalog) -> None:
     strict = check(lite, catalog)
     sibling = strict["psf__requests-1963"]
     assert sibling.lock_source == "sibling-export"
-    # its own tests were not run without network here: a caveat, not a verdict
-    assert sibling.evaluable and not sibling.official
-    assert kinds(sibling, False) == {"approximate", "network"}
+    # observed with the stand-ins: test_pyopenssl_redirect fetches https://httpbin.org
+    assert not sibling.evaluable and not sibling.official
+    assert kinds(sibling, False) == {"approximate"} and kinds(sibling, True) == {"network"}
+    unchecked = strict["psf__requests-3362"]  # not run here: a caveat, not a verdict
+    assert any(p.kind == "network" and not p.blocking for p in unchecked.problems)
     spec_only = strict["psf__requests-863"]
     assert spec_only.lock_source == "spec"
     assert kinds(spec_only, True) == {"unpinned"}

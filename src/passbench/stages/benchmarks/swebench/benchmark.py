@@ -78,11 +78,13 @@ from passbench.stages.benchmarks.swebench.patching import (
 )
 from passbench.stages.benchmarks.swebench.predictions import read_predictions
 from passbench.stages.benchmarks.swebench.repos import RepositorySource
+from passbench.stages.benchmarks.swebench.services import run_stand_ins
 from passbench.stages.benchmarks.swebench.specs import spec_for, working_copy_edits
 from passbench.stages.benchmarks.swebench.testenvs import (
     NO_ENVIRONMENT,
     InstanceEnvironment,
     SWEBenchEnvironments,
+    environments_folder,
 )
 from passbench.stages.sandbox.host.machinery import is_test_machinery
 from passbench.stages.sanitize import SanitizeResult
@@ -559,10 +561,12 @@ class _SWEBench(BenchmarkBase):
                 "",
             ]
         )
+        stand_ins = run_stand_ins(instance.repo, environments_folder(), FILES)
         files = (
             (MODEL_PATCH, code),
             (TEST_PATCH, instance.test_patch),
             ("eval.sh", eval_script(instance, environment)),
+            *stand_ins.files,
         )
         if environment is None:
             spec = RepositorySpec(
@@ -571,13 +575,18 @@ class _SWEBench(BenchmarkBase):
                 script=script,
                 files=files,
                 channel=_uses_pytest(instance),
+                services=stand_ins.services,
+                tarpit=stand_ins.tarpit,
                 repo=instance.repo,
             )
         else:
             built = environment.built
             # the record is one of the program's files: it is part of what the journal keys a
             # verdict by, and `judging` reads it back into the verdict
-            record = json.dumps(environment.record(), sort_keys=True)
+            described = environment.record()
+            if stand_ins.record is not None:
+                described["network_stand_ins"] = stand_ins.record
+            record = json.dumps(described, sort_keys=True)
             variables = instance_environment(built, step="test", home="/tmp")
             spec = RepositorySpec(
                 git_dir=str(git_dir),
@@ -589,6 +598,8 @@ class _SWEBench(BenchmarkBase):
                 env=tuple(variables.items()),
                 fresh_dirs=(str(built.instance_prefix),),
                 channel=_uses_pytest(instance),
+                services=stand_ins.services,
+                tarpit=stand_ins.tarpit,
                 repo=instance.repo,
                 environment=_by_identity(built),
             )

@@ -33,11 +33,12 @@ from passbench.stages.benchmarks.swebench.specs import (
     CONDA_ONLY_PYTHON,
     INSTALL_BLOCKERS,
     NETWORK_NOTES,
-    NETWORK_REMEDIES,
+    NETWORK_STAND_INS,
     NETWORK_TESTS,
     SYSTEM_NEEDS,
     RepoSpec,
     SystemNeed,
+    internet_tests,
     spec_for,
 )
 
@@ -92,11 +93,14 @@ def check_instances(
     allow_unpinned: bool = False,
     find_python: Callable[[str], Interpreter | None] = choose_interpreter,
     on_host: Callable[[SystemNeed], bool] | None = None,
+    stand_ins_blocked: str | None = None,
 ) -> list[Support]:
     """`passbench env check swebench-*`: per instance, can it be evaluated here, and why not.
 
     `find_python` finds an interpreter for a lock's Python pin and `on_host` tells whether a
-    Debian package a spec needs is on this machine (defaults: look on this machine)."""
+    Debian package a spec needs is on this machine (defaults: look on this machine);
+    `stand_ins_blocked` says why the network stand-ins (specs.NETWORK_STAND_INS) cannot run
+    here, None when they can."""
     present = on_host or system_need_met
     interpreters: dict[str, Interpreter | None] = {}
     supports: list[Support] = []
@@ -142,7 +146,7 @@ def check_instances(
         spec = spec_for(instance.repo, instance.version)
         if spec is not None:
             problems += _install_problems(spec, present)
-        problems += _network_problems(instance)
+        problems += _network_problems(instance, stand_ins_blocked)
         supports.append(
             Support(
                 instance_id=instance.instance_id,
@@ -230,26 +234,47 @@ def _system_problem(apt_package: str, present: Callable[[SystemNeed], bool]) -> 
     )
 
 
-def _network_problems(instance: InstanceLike) -> list[Problem]:
-    known = NETWORK_TESTS.get(instance.instance_id)
-    if known is not None:
-        needing = sorted(set(known) & set(_tests(instance)))
-        if needing:
-            return [
-                Problem(
-                    "network",
-                    f"{len(needing)} listed tests need the internet (e.g. {needing[0]})"
-                    + "".join(f"; {r}" for r in [NETWORK_REMEDIES.get(instance.repo)] if r),
-                    True,
-                )
-            ]
-        return []
-    note = NETWORK_NOTES.get(instance.repo)
-    return (
-        []
-        if note is None
-        else [Problem("network", f"{note} (not checked for this instance)", False)]
-    )
+def _network_problems(instance: InstanceLike, stand_ins_blocked: str | None) -> list[Problem]:
+    checked = internet_tests(instance.instance_id, instance.repo)
+    if checked is None:
+        note = NETWORK_NOTES.get(instance.repo)
+        return [] if note is None else [Problem("network", f"{note} (not checked)", False)]
+    known = NETWORK_TESTS.get(instance.instance_id, ())
+    listed = set(_tests(instance))
+    internet = set(checked)
+    problems: list[Problem] = []
+    needing = sorted(internet & listed)
+    if needing:
+        problems.append(
+            Problem(
+                "network",
+                f"{len(needing)} listed tests need the internet (e.g. {needing[0]})",
+                True,
+            )
+        )
+    served = sorted((set(known) - internet) & listed)
+    if served:
+        what = _stand_in_names(instance.repo)
+        if stand_ins_blocked is None:
+            detail = f"{len(served)} listed tests run against {what} (e.g. {served[0]})"
+            problems.append(Problem("network", detail, False))
+        else:
+            detail = (
+                f"{len(served)} listed tests need {what}, which cannot run here: "
+                f"{stand_ins_blocked} (e.g. {served[0]})"
+            )
+            problems.append(Problem("network", detail, True))
+    return problems
+
+
+def _stand_in_names(repo: str) -> str:
+    stand_ins = NETWORK_STAND_INS.get(repo)
+    names = []
+    if stand_ins is not None and stand_ins.httpbin_variable:
+        names.append(f"the loopback httpbin ({stand_ins.httpbin_variable})")
+    if stand_ins is not None and stand_ins.tarpit:
+        names.append("the tarpit")
+    return " or ".join(names) or "the internet"
 
 
 def support_table(supports: Iterable[Support]) -> list[tuple[str, int, int, int]]:

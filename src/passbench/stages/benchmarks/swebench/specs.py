@@ -767,16 +767,76 @@ NETWORK_TESTS: dict[str, tuple[str, ...]] = {
     "sphinx-doc__sphinx-11445": (),
     "sphinx-doc__sphinx-11510": (),
 }
-#: What can stand in for the internet, per repository, where something can.
-NETWORK_REMEDIES: dict[str, str] = {
-    "psf/requests": "a loopback httpbin via HTTPBIN_URL can serve them",
+
+
+@dataclass(frozen=True)
+class NetworkStandIns:
+    """What stands in for the internet in a repository's runs (services.py starts them)."""
+
+    # the variable the tests read httpbin's URL from ("" for none): a loopback httpbin is
+    # started and its URL put there
+    httpbin_variable: str = ""
+    # connects to addresses nothing answers (requests' TARPIT, 10.255.255.1) wait for their
+    # timeout instead of failing at once
+    tarpit: bool = False
+
+
+#: Per repository. requests' test files read `HTTPBIN_URL` (0.14 to 2.9: `os.environ.get(
+#: 'HTTPBIN_URL', 'http://httpbin.org/')`; from 2.10 on pytest-httpbin's own loopback fixture,
+#: which ignores it) and connect to TARPIT = 10.255.255.1 for their timeout tests (2.4 on).
+NETWORK_STAND_INS: dict[str, NetworkStandIns] = {
+    "psf/requests": NetworkStandIns(httpbin_variable="HTTPBIN_URL", tarpit=True),
 }
+
+#: Of NETWORK_TESTS, those the stand-ins do not serve: they reach named hosts of the internet
+#: (https://httpbin.org itself, https:// against HTTPBIN_URL's plain-HTTP host, a redirect to
+#: www.google.co.uk). Observed on 2026-11-28 with the gold patch in the sandbox with the
+#: loopback httpbin and the tarpit, each Verified and Lite requests instance; for a repository
+#: without stand-ins, every NETWORK_TESTS entry needs the internet.
+_MIXED_CASE = "test_requests.py::RequestsTestCase::test_mixed_case_scheme_acceptable"
+_PYOPENSSL = "test_requests.py::RequestsTestCase::test_pyopenssl_redirect"
+_OFF_HOST = "test_requests.py::RequestsTestCase::test_auth_is_stripped_on_redirect_off_host"
+_STREAM = "test_requests.py::TestTimeout::test_stream_timeout"
+INTERNET_TESTS: dict[str, tuple[str, ...]] = {
+    # https:// + HTTPBIN_URL's host: httpbin.org answers HTTPS, the loopback one plain HTTP
+    "psf__requests-1724": (_MIXED_CASE,),
+    "psf__requests-1766": (_MIXED_CASE,),
+    # and https://httpbin.org/status/301
+    "psf__requests-1921": (_MIXED_CASE, _PYOPENSSL),
+    # and https://httpbin.org/redirect/5, a redirect to www.google.co.uk,
+    # https://httpbin.org/delay/10
+    "psf__requests-2317": (
+        "test_requests.py::RequestsTestCase::test_requests_history_is_saved",
+        _OFF_HOST,
+        _MIXED_CASE,
+        _PYOPENSSL,
+        _STREAM,
+    ),
+    "psf__requests-2931": (),
+    "psf__requests-5414": (),
+    # Lite (not in NETWORK_TESTS: observed with the stand-ins only)
+    "psf__requests-1963": (_PYOPENSSL, _STREAM),
+    "psf__requests-2148": (_OFF_HOST, _MIXED_CASE, _PYOPENSSL, _STREAM),
+}
+
 NETWORK_NOTES: dict[str, str] = {
     "psf/requests": (
-        "test_requests.py calls http://httpbin.org (HTTPBIN_URL) in many tests; without a "
-        "loopback httpbin those fail here"
+        "test_requests.py calls http://httpbin.org (HTTPBIN_URL) in many tests; they run "
+        "against the loopback httpbin where it can be started"
     ),
 }
+
+
+def internet_tests(instance_id: str, repo: str) -> tuple[str, ...] | None:
+    """The tests of an instance that need the internet even with its repository's stand-ins;
+    None when the instance was not checked."""
+    if repo in NETWORK_STAND_INS and instance_id in INTERNET_TESTS:
+        return INTERNET_TESTS[instance_id]
+    known = NETWORK_TESTS.get(instance_id)
+    if known is None or repo not in NETWORK_STAND_INS:
+        return known
+    return ()
+
 
 # ------------------------------------------------------------------------ conda classification
 

@@ -41,6 +41,13 @@ from passbench.stages.benchmarks.swebench.locks import (
     LockCatalog,
     read_exports,
 )
+from passbench.stages.benchmarks.swebench.services import (
+    HTTPBIN_TOOL,
+    build_httpbin,
+    can_stand_in,
+    httpbin_lock,
+    stand_ins_for,
+)
 from passbench.stages.benchmarks.swebench.specs import spec_for
 from passbench.stages.evalenv.check import CheckItem, EnvReport
 from passbench.stages.evalenv.location import envs_root
@@ -132,7 +139,12 @@ class SWEBenchEnvironments:
         for task, key in zip(tasks, keys, strict=True):
             if key not in self._supports:
                 catalog = self.catalog(key[0])
-                (found,) = check_instances([_instance(task)], catalog, find_python=_interpreter)
+                (found,) = check_instances(
+                    [_instance(task)],
+                    catalog,
+                    find_python=_interpreter,
+                    stand_ins_blocked=can_stand_in(),
+                )
                 self._supports[key] = found
         return [self._supports[key] for key in keys]
 
@@ -171,7 +183,25 @@ class SWEBenchEnvironments:
             CheckItem("repository", repo, all(s.evaluable for s, _ in rows), _repo_line(rows))
             for repo, rows in sorted(per_repo.items())
         ]
+        if _wants_httpbin(tasks):
+            summary.append(self._httpbin_line(root, full=False))
         return EnvReport(self.name, root, (*summary, *items))
+
+    def _httpbin_line(self, root: Path, *, full: bool) -> CheckItem:
+        """Whether the loopback httpbin's tool environment is built (and intact)."""
+        name = f"{HTTPBIN_TOOL} {httpbin_lock().sha256[:12]}"
+        try:
+            found = open_environment(httpbin_lock(), root, full=full)
+        except EnvironmentError_ as error:
+            return CheckItem("environment", name, False, str(error))
+        if found is None:
+            build = f"passbench env create {self.name} --subset requests"
+            return CheckItem("environment", name, False, f"not built: {build}")
+        blocked = can_stand_in()
+        where = f"built (Python {found.python_version}), at {found.root}"
+        return CheckItem(
+            "environment", name, True, where if blocked is None else f"{where}; {blocked}"
+        )
 
     def _built(self, task: Task, support: Support, root: Path) -> tuple[bool, str]:
         """Whether its environment is built, and the line `env check` prints for it."""
@@ -217,7 +247,27 @@ class SWEBenchEnvironments:
                 items.append(self._build_one(lock, members, root, force, pip_args, on_output))
                 progress.advance(info=f"{lock.repo} {lock.sha256[:12]}")
             progress.finish()
+        if _wants_httpbin(tasks):
+            items.append(self._build_httpbin(root, force, pip_args, on_output))
         return EnvReport(self.name, root, tuple(items))
+
+    def _build_httpbin(
+        self,
+        root: Path,
+        force: bool,
+        pip_args: Sequence[str],
+        on_output: Callable[[str], None] | None,
+    ) -> CheckItem:
+        name = f"{HTTPBIN_TOOL} {httpbin_lock().sha256[:12]}"
+        try:
+            built = build_httpbin(root, force=force, pip_args=pip_args, on_output=on_output)
+        except (EnvironmentError_, InputError) as error:
+            text = error.bare_message if isinstance(error, InputError) else str(error)
+            return CheckItem("environment", name, False, f"failed: {text.strip()[:300]}")
+        state = "cached" if built.status == "cached" else f"built in {built.seconds:.0f} s"
+        return CheckItem(
+            "environment", name, True, f"{state}: Python {built.python_version} (tool)"
+        )
 
     def verify(self, tasks: Sequence[Task], folder: Path | None) -> EnvReport:
         root = environments_folder(folder)
@@ -242,6 +292,8 @@ class SWEBenchEnvironments:
                     f"{found.root}, for {_members(members)}",
                 )
             )
+        if _wants_httpbin(tasks):
+            items.append(self._httpbin_line(root, full=True))
         return EnvReport(self.name, root, tuple(items))
 
     def describe(self, tasks: Sequence[Task], folder: Path | None) -> list[dict[str, Any]]:
@@ -314,6 +366,14 @@ class SWEBenchEnvironments:
             True,
             f"{state}: Python {built.python_version} ({lock.kind} lock), for {who}",
         )
+
+
+def _wants_httpbin(tasks: Sequence[Task]) -> bool:
+    for task in tasks:
+        wanted = stand_ins_for(_instance(task).repo)
+        if wanted is not None and wanted.httpbin_variable:
+            return True
+    return False
 
 
 def fidelity(support: Support) -> Fidelity:

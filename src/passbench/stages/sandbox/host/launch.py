@@ -39,6 +39,11 @@ _MODULE_NAMES = (
 RUNNER_MODULES = tuple(RUNNER.with_name(name) for name in _MODULE_NAMES)
 SANDBOX_UID = 1000  # the unprivileged user samples run as inside the namespace
 SANDBOX_HOST_UID = 65534  # who that user is on the host when passbench runs as root
+# A second user, only in runs with loopback services (host/repository.py): the service runs as
+# it, so that the tests (SANDBOX_UID) can neither signal nor trace it. On the host it is a user
+# id nothing owns (65534 is nobody, 65533 is left free by Debian's and Fedora's allocations).
+SERVICE_UID = 1001
+SERVICE_HOST_UID = 65533
 SHM_MB = 64  # size of the sample-writable /dev/shm
 
 # System directories every interpreter needs; visible read-only, everything else is not.
@@ -215,14 +220,15 @@ def system_view(identity_dir: Path) -> list[str]:
     return [*args, "--proc", "/proc", "--dev", "/dev"]
 
 
-def user_namespace_fd() -> int:
+def user_namespace_fd(*, service_user: bool = False) -> int:
     """For root: a user namespace in which the sandbox user is `nobody` on the host (an
     O_CLOEXEC descriptor of it, for bubblewrap's `--userns`; pass it and close it after).
 
     bubblewrap run by root maps the sandbox user to host root, which can read every
     root-owned file that is visible (/etc/shadow...) and ignores RLIMIT_NPROC. So root makes
     the namespace itself: namespace root stays host root (bubblewrap needs it to set up the
-    mounts, and what runs first inside gives it up at once), uid 1000 is host nobody."""
+    mounts, and what runs first inside gives it up at once), uid 1000 is host nobody.
+    `service_user` maps SERVICE_UID too (to SERVICE_HOST_UID)."""
     helper = subprocess.Popen(
         [sys.executable, "-I", "-S", "-c", _USERNS_HELPER],
         stdin=subprocess.PIPE,
@@ -234,6 +240,8 @@ def user_namespace_fd() -> int:
         if helper.stdout.read(1) != b"u":
             raise SandboxError("cannot create a user namespace for the sandbox")
         mapping = f"0 0 1\n{SANDBOX_UID} {SANDBOX_HOST_UID} 1\n"
+        if service_user:
+            mapping += f"{SERVICE_UID} {SERVICE_HOST_UID} 1\n"
         Path(f"/proc/{helper.pid}/uid_map").write_text(mapping)
         Path(f"/proc/{helper.pid}/gid_map").write_text(mapping)
         return os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)

@@ -65,6 +65,8 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
             output_cap=spec.output_cap,
             channel=spec.channel,
             scratch_dir=config.scratch_dir,
+            services=spec.services,
+            tarpit=spec.tarpit,
         )
         done = run_repository(run)
     finally:

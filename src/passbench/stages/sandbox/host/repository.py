@@ -45,6 +45,19 @@ repository-level benchmark runs one shell command in one working copy and reads 
   printing fake ``PASSED`` lines or end markers cannot change. Tests absent from it did not
   report, and count as not passed.
 
+- The network stand-ins (root only: they need a second user and namespace root for a moment).
+  ``services`` are started before the command on 127.0.0.1 of the run's own network namespace,
+  each as SERVICE_UID without capabilities, from read-only host folders, with an empty
+  environment and ``/`` as its working directory: the tests (SANDBOX_UID) cannot signal,
+  trace or replace it, nor put code on its path; the command starts once each port accepts
+  connections (or says that it did not). ``tarpit`` adds a veth pair whose far end drops
+  everything and routes every IPv4 address there except loopback and the host's nameservers
+  (left unreachable, so that a name lookup fails at once as before): a connect to an address
+  nothing answers waits for its timeout, as on a networked machine, and nothing leaves the
+  namespace. Both are set up by ``launch.sh``, run as namespace root, which then drops root
+  and capabilities exactly as below before it execs the command; the services die with the
+  run's pid namespace.
+
 Where bubblewrap cannot isolate (not installed, no user namespaces) the run is refused with a
 ``SandboxError`` saying why and how to fix it; there is no unsandboxed fallback here, because
 the verdicts are meant to be the official ones and a repository's tests run arbitrary code.
@@ -59,6 +72,7 @@ import os
 import re
 import secrets
 import selectors
+import shlex
 import shutil
 import signal
 import stat
@@ -71,12 +85,13 @@ from pathlib import Path
 from typing import Any
 
 from passbench.core.errors import SandboxError
-from passbench.core.records import Isolation
+from passbench.core.records import Isolation, LoopbackService
 from passbench.stages.sandbox.host import cgroups
 from passbench.stages.sandbox.host.isolation import bubblewrap_missing, refusal
 from passbench.stages.sandbox.host.launch import (
     SANDBOX_HOST_UID,
     SANDBOX_UID,
+    SERVICE_UID,
     SHM_MB,
     SYSTEM_DIRS,
     refuse_hidden,
@@ -100,6 +115,7 @@ CHANNEL_VARIABLE = "PASSBENCH_PYTEST_CHANNEL"
 
 _INSIDE = "/run/passbench"  # the run's own read-only files: the command, its files, the plugin
 _COMMAND = f"{_INSIDE}/command.sh"
+_LAUNCHER = f"{_INSIDE}/launch.sh"  # runs as namespace root first where the run has services
 _CHANNEL_DIR = f"{_INSIDE}/channel"
 _FILE_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _BASH = "/bin/bash"
@@ -138,6 +154,10 @@ class RepositoryRun:
     # django's runtests.py) or whose Python ignores PYTHONPATH (-E, -I: pytest could not load it)
     channel: bool = True
     scratch_dir: Path | None = None  # where /tmp's folder lives (default: passbench's cache)
+    # started on 127.0.0.1 before the command, as a user of their own (SERVICE_UID); root only
+    services: tuple[LoopbackService, ...] = ()
+    # connects to addresses nothing answers time out instead of failing at once; root only
+    tarpit: bool = False
 
 
 @dataclass(frozen=True)
@@ -239,18 +259,23 @@ def run_repository(run: RepositoryRun) -> RepositoryResult:
     if missing is not None:
         raise SandboxError(refusal(missing, "repository tests", fallback=False))
     _check_paths(run)
-    tools = _tools()
+    as_root = os.geteuid() == 0
+    if (run.services or run.tarpit) and not as_root:
+        raise SandboxError(
+            "loopback services and the tarpit need passbench run as root (a second user and "
+            "namespace root for the network setup inside the sandbox)"
+        )
+    tools = _tools(network_setup=run.tarpit)
     support = cgroups.detect()
     cgroups.sweep(support)
-    as_root = os.geteuid() == 0
     private = Path(tempfile.mkdtemp(prefix="passbench-repo-"))
     scratch = ScratchFolders(run.scratch_dir)
     userns = -1
     try:
         if as_root:
-            userns = user_namespace_fd()
+            userns = user_namespace_fd(service_user=bool(run.services))
         tmp = scratch.for_worker(0, mode=0o1777, owner=SANDBOX_HOST_UID if as_root else None)
-        plugin = _prepare_private(private, run)
+        plugin = _prepare_private(private, run, tools, support.kind == "none")
         mounts = _arguments(run, private, tmp)
         _prepare_folders(run, as_root)
         _probe(tools, mounts, userns, support.kind == "none", run)
@@ -268,7 +293,11 @@ def run_repository(run: RepositoryRun) -> RepositoryResult:
 def _check_paths(run: RepositoryRun) -> None:
     if not run.working_copy.is_dir():
         raise SandboxError(f"the working copy {run.working_copy} is not a folder")
-    for kind, paths in (("read-only", run.read_only), ("writable", run.writable)):
+    service_paths = tuple(Path(path) for service in run.services for path in service.read_only)
+    for kind, paths in (
+        ("read-only", (*run.read_only, *service_paths)),
+        ("writable", run.writable),
+    ):
         resolved = [str(Path(path).resolve()) for path in paths]
         for path in resolved:
             if not os.path.exists(path):
@@ -292,9 +321,10 @@ class _Tools:
     bwrap: str
     setpriv: str
     prlimit: str
+    ip: str = ""  # iproute2's, for the tarpit
 
 
-def _tools() -> _Tools:
+def _tools(*, network_setup: bool = False) -> _Tools:
     found = {}
     for name in ("bwrap", "setpriv", "prlimit"):
         path = shutil.which(name, path=_TOOL_PATH) or shutil.which(name)
@@ -304,6 +334,11 @@ def _tools() -> _Tools:
                 f"Debian, Ubuntu and Fedora system; apt-get install util-linux)"
             )
         found[name] = path
+    if network_setup:
+        ip = shutil.which("ip", path=_TOOL_PATH)
+        if ip is None or not under_any(ip, SYSTEM_DIRS):
+            raise SandboxError("the tarpit needs iproute2's 'ip' (apt-get install iproute2)")
+        found["ip"] = ip
     return _Tools(**found)
 
 
@@ -313,7 +348,7 @@ class _Plugin:
     nonce: str
 
 
-def _prepare_private(private: Path, run: RepositoryRun) -> _Plugin:
+def _prepare_private(private: Path, run: RepositoryRun, tools: _Tools, no_cgroup: bool) -> _Plugin:
     """The run's own files: identity files, and (shown read-only at /run/passbench) the command,
     `run.files` in files/ and the plugin, under its name for this run, alone in channel/ (the
     folder put on PYTHONPATH)."""
@@ -324,6 +359,8 @@ def _prepare_private(private: Path, run: RepositoryRun) -> _Plugin:
         folder.mkdir(mode=0o755)
         folder.chmod(0o755)
     (inside / "command.sh").write_text(run.command)
+    if run.services or run.tarpit:
+        (inside / "launch.sh").write_text(_launcher(run, tools, no_cgroup))
     for name, text in run.files:
         if not _FILE_NAME.fullmatch(name) or name in (".", ".."):
             raise SandboxError(f"a run's file name must be a plain file name, not {name!r}")
@@ -355,7 +392,9 @@ def _arguments(run: RepositoryRun, private: Path, tmp: Path) -> list[str]:
     args += ["--perms", "1777", "--size", str(SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm"]
     args += ["--tmpfs", "/run", "--perms", "0755", "--dir", _INSIDE]
     args += ["--ro-bind", str(private / "inside"), _INSIDE]
-    binds = [(str(Path(p).resolve()), False, "") for p in run.read_only]
+    shown = [str(Path(p).resolve()) for p in run.read_only]
+    shown += [str(Path(p).resolve()) for service in run.services for p in service.read_only]
+    binds = [(path, False, "") for path in dict.fromkeys(shown)]
     binds += [(str(Path(p).resolve()), True, "") for p in run.writable]
     binds += [(str(Path(p).resolve()), True, inside) for p, inside in run.writable_at]
     # outer folders first, so that one inside another is mounted on top of it
@@ -390,6 +429,87 @@ def _inner(tools: _Tools, as_root: bool, no_cgroup: bool, run: RepositoryRun) ->
     if no_cgroup:
         limits.append(f"--data={run.memory_mb * 1024 * 1024}")
     return [*(drop if as_root else []), *limits, "--"]
+
+
+# The tarpit's link: addresses from 198.18.0.0/15 (RFC 2544, benchmarking: never on the
+# internet), a next hop whose MAC address nothing has, so its frames are dropped by the far end.
+TARPIT_LINK = "pbtarpit"
+_TARPIT_SINK = "pbsink"
+_TARPIT_SOURCE = "198.18.0.1"
+_TARPIT_HOP = "198.18.0.2"
+_TARPIT_MAC = "02:00:00:00:00:02"
+_NAMESERVER = re.compile(r"^\s*nameserver\s+(\d{1,3}(?:\.\d{1,3}){3})\s*$", re.MULTILINE)
+
+
+def _tarpit_lines(ip: str, resolv_conf: Path = Path("/etc/resolv.conf")) -> list[str]:
+    """The namespace's routes: everything IPv4 into the tarpit link, but the nameservers the
+    sandbox's /etc/resolv.conf names (no reply would only slow each lookup down)."""
+    run = shlex.quote(ip)
+    lines = [
+        f"{run} link add {TARPIT_LINK} type veth peer name {_TARPIT_SINK}",
+        f"{run} link set {_TARPIT_SINK} up",
+        f"{run} link set {TARPIT_LINK} up",
+        f"{run} addr add {_TARPIT_SOURCE}/32 dev {TARPIT_LINK}",
+        f"{run} route add {_TARPIT_HOP}/32 dev {TARPIT_LINK}",
+        f"{run} neigh replace {_TARPIT_HOP} lladdr {_TARPIT_MAC} dev {TARPIT_LINK} nud permanent",
+        f"{run} route add default via {_TARPIT_HOP} dev {TARPIT_LINK} src {_TARPIT_SOURCE}",
+    ]
+    try:
+        servers = _NAMESERVER.findall(resolv_conf.read_text(errors="replace"))
+    except OSError:
+        servers = []
+    for server in dict.fromkeys(servers):
+        if not server.startswith("127."):
+            lines.append(f"{run} route add unreachable {server}/32")
+    return lines
+
+
+def _launcher(run: RepositoryRun, tools: _Tools, no_cgroup: bool) -> str:
+    """launch.sh: as namespace root, the tarpit's routes and the services (each as
+    SERVICE_UID, without capabilities), a wait for their ports, then the command exactly as
+    without them (root and capabilities dropped, the limits set)."""
+    lines = ["set -u"]
+    if run.tarpit:
+        setup = " && ".join(_tarpit_lines(tools.ip))
+        lines.append(
+            f"{{ {setup}; }} >/dev/null 2>&1 || echo 'passbench: the tarpit could not be set up'"
+        )
+    for service in run.services:
+        user = [
+            tools.setpriv,
+            f"--reuid={SERVICE_UID}",
+            f"--regid={SERVICE_UID}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+            tools.prlimit,
+            f"--nproc={run.max_processes}",
+            "--core=0",
+            *([f"--data={run.memory_mb * 1024 * 1024}"] if no_cgroup else []),
+            "--",
+            "/usr/bin/env",
+            "-i",
+            "PATH=/usr/bin:/bin",
+            "HOME=/nonexistent",
+            "LANG=C.UTF-8",
+            "TZ=Etc/UTC",
+            *service.argv,
+            str(service.port),
+        ]
+        # in a subshell, so that the service is bubblewrap's init's child, not the command's
+        lines.append(f"( cd / && exec {shlex.join(user)} </dev/null >/dev/null 2>&1 & )")
+    for service in run.services:
+        tries = max(1, int(service.start_timeout_s * 10))
+        probe = f"(exec 3<>/dev/tcp/127.0.0.1/{service.port}) 2>/dev/null"
+        lines.append(
+            f"for _ in $(seq {tries}); do {probe} && break; sleep 0.1; done; {probe} || "
+            f"echo {shlex.quote(f'passbench: the loopback service {service.name} did not start')}"
+        )
+    inner = _inner(tools, True, no_cgroup, run)
+    lines.append(f"exec {shlex.join([*inner, _BASH, _COMMAND])}")
+    return "\n".join(lines) + "\n"
 
 
 def _bwrap(tools: _Tools, mounts: list[str], userns: int) -> list[str]:
@@ -437,6 +557,9 @@ def _environment(run: RepositoryRun, plugin: _Plugin, fds: tuple[int, int]) -> d
         "TZ": "Etc/UTC",  # as the official images
     }
     env.update(run.env)
+    for service in run.services:
+        for name, value in service.variables:
+            env[name] = value.replace("{port}", str(service.port))
     if run.channel:
         options = env.get("PYTEST_ADDOPTS", "")
         env["PYTEST_ADDOPTS"] = f"-p {plugin.name} {options}".strip()
@@ -497,8 +620,11 @@ def _execute(
     plugin: _Plugin,
 ) -> RepositoryResult:
     no_cgroup = support.kind == "none"
-    argv = [*_bwrap(tools, mounts, userns), *_inner(tools, userns >= 0, no_cgroup, run)]
-    argv += [_BASH, _COMMAND]
+    if run.services or run.tarpit:
+        argv = [*_bwrap(tools, mounts, userns), _BASH, _LAUNCHER]
+    else:
+        argv = [*_bwrap(tools, mounts, userns), *_inner(tools, userns >= 0, no_cgroup, run)]
+        argv += [_BASH, _COMMAND]
     cgroup = None
     if not no_cgroup:
         name = f"passbench-{os.getpid()}-{secrets.token_hex(6)}-repo"

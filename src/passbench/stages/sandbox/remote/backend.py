@@ -56,6 +56,13 @@ class RemoteBackend(ABC):
                 f"{self.where} does not run repository programs (SWE-bench) yet: "
                 "use --backend local or --backend ray"
             )
+        served = sorted({p.task_id for p in listed if p.repository and p.repository.services})
+        if served:
+            raise SandboxError(
+                f"{self.where} does not start loopback services (requests' httpbin) for "
+                f"{served[0]}{f' and {len(served) - 1} more' if len(served) > 1 else ''} yet: "
+                "use --backend local"
+            )
         return self._with_retries(listed)
 
     def _with_retries(self, programs: list[Program]) -> Iterator[ExecResult]:

@@ -230,6 +230,10 @@ def _repository_from_json(data: Any, where: str) -> RepositorySpec | None:
     files = _pairs(_need(data, "files", list, where), "files", where)
     if not all(plain_name(name) for name, _ in files):
         raise WireError(f"{where}: field 'files' must name plain files")
+    if data.get("services"):
+        # a service is a command and host folders of the caller's machine, which a runner
+        # could not resolve in its own folders as it resolves the test environment
+        raise WireError(f"{where}: loopback services are run by the local backend only")
     return RepositorySpec(
         git_dir=_need(data, "git_dir", str, where),
         commit=_need(data, "commit", str, where),
@@ -244,6 +248,7 @@ def _repository_from_json(data: Any, where: str) -> RepositorySpec | None:
         output_cap=_positive(data, "output_cap", where),
         repo=_need(data, "repo", str, where),
         environment=_repository_environment(data.get("environment"), where),
+        tarpit=bool(_optional(data, "tarpit", bool, where)),
     )
 
 
