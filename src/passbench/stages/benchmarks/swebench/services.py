@@ -40,7 +40,7 @@ from passbench.stages.benchmarks.swebench.specs import NETWORK_STAND_INS, Networ
 #: The tool environment's repository name in its lock and record (no SWE-bench repository).
 HTTPBIN_TOOL = "passbench/loopback-httpbin"
 HTTPBIN_PYTHON = "3.11"
-#: httpbin and its dependencies as pip resolved them on 2026-11-28 for Python 3.11 (exact pins:
+#: httpbin and its dependencies as pip resolved them on 2026-11-27 for Python 3.11 (exact pins:
 #: the service the tests talk to is the same on every machine).
 HTTPBIN_PINS: tuple[tuple[str, str], ...] = (
     ("blinker", "1.9.0"),

@@ -790,7 +790,7 @@ NETWORK_STAND_INS: dict[str, NetworkStandIns] = {
 
 #: Of NETWORK_TESTS, those the stand-ins do not serve: they reach named hosts of the internet
 #: (https://httpbin.org itself, https:// against HTTPBIN_URL's plain-HTTP host, a redirect to
-#: www.google.co.uk). Observed on 2026-11-28 with the gold patch in the sandbox with the
+#: www.google.co.uk). Observed on 2026-11-27 with the gold patch in the sandbox with the
 #: loopback httpbin and the tarpit, each Verified and Lite requests instance; for a repository
 #: without stand-ins, every NETWORK_TESTS entry needs the internet.
 _MIXED_CASE = "test_requests.py::RequestsTestCase::test_mixed_case_scheme_acceptable"
