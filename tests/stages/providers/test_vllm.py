@@ -89,7 +89,17 @@ def chat_provider(engine_env: None, tmp_path_factory: pytest.TempPathFactory) ->
     from .tiny_models import make_tiny_gpt2
 
     model = make_tiny_gpt2(tmp_path_factory.mktemp("chat-model"), chat=True)
-    provider = create_provider(config(str(model), provider="vllm", options=ENGINE_OPTIONS), {})
+    # This engine runs in this process: vLLM's CPU build otherwise spawns an engine process and
+    # a worker process, each importing vllm and torch again (about 50 s of the file's time).
+    # What these tests check (batches, seeds, stops, refusals) is decided in this process either
+    # way; the engine in vLLM's default process layout, as users get it, is
+    # test_generate_cli_direct_completion_on_bigcodebench's.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        provider = create_provider(config(str(model), provider="vllm", options=ENGINE_OPTIONS), {})
+    # vLLM caches its environment variables once an engine runs in-process; without this the
+    # next engine (the CLI test's) would run in-process too.
+    importlib.import_module("vllm.envs").disable_envs_cache()
     yield provider
     asyncio.run(provider.aclose())
 
@@ -207,6 +217,8 @@ def test_generate_cli_direct_completion_on_bigcodebench(
     from .tiny_models import make_tiny_gpt2
 
     model = make_tiny_gpt2(tmp_path / "base-model", chat=False, n_positions=2048)
+    # this engine runs in vLLM's default layout (an engine process), as a user's does
+    assert importlib.import_module("vllm.envs").VLLM_ENABLE_V1_MULTIPROCESSING
     args = [
         "generate",
         *("--model", str(model), "-p", "vllm", "--subset", "hard", "--id-range", "0-2"),

@@ -1,7 +1,8 @@
 """The `ray` backend on a real two-node Ray cluster started on this machine (tests/stages/sandbox/
 ray_support.py): verdicts spread over the nodes and equal to the local sandbox's, a node killed
 mid-run loses no finished verdict, a node without the environment is named, a bad address is
-one line and exit 2."""
+one line and exit 2. BigCodeBench-Hard ground truth through Ray, NLTK tasks among it, is the
+local sandbox's in tests/contracts/test_sandbox_contract.py (`[ray]`)."""
 
 from __future__ import annotations
 
@@ -22,11 +23,9 @@ from passbench.core.errors import InputError, SandboxError
 from passbench.core.records import ExecResult, Program
 from passbench.stages.sandbox import RayConfig, SandboxConfig, describe_backend, open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef
-from passbench.stages.sandbox.remote.agent import RunnerSetup, sandbox_config
-from passbench.stages.sandbox.remote.wire import RunRequest
 
 from .conftest import BWRAP
-from .helpers import EVALENV_PYTHON, PYTHON, TEST_LIMITS, checks_program, unittest_program
+from .helpers import PYTHON, TEST_LIMITS, checks_program, unittest_program
 from .ray_support import RayCluster, ray_available, running_cluster
 
 pytestmark = [
@@ -231,40 +230,6 @@ def test_cli_bad_address_exits_2(data_dir: Path, tmp_path: Path) -> None:
     assert completed.returncode == 2, completed.stderr
     lines = completed.stderr.strip().splitlines()
     assert len(lines) == 1 and "no Ray cluster answers at 127.0.0.1:1" in lines[0], lines
-
-
-@pytest.mark.evalenv
-@pytest.mark.slow
-@pytest.mark.skipif(not EVALENV_PYTHON.exists(), reason=f"no evaluation env at {EVALENV_PYTHON}")
-def test_bigcodebench_ground_truth_through_ray_is_local(
-    cluster: RayCluster, data_dir: Path
-) -> None:
-    from passbench.stages.benchmarks import get_benchmark
-    from passbench.stages.benchmarks.data import DataSettings
-
-    benchmark = get_benchmark("bigcodebench")
-    loaded = benchmark.load(subset="hard", data=DataSettings(data_dir=data_dir, download=False))
-    # a few Hard tasks, one that loads NLTK data (from the environment's own copy) among them
-    nltk = [task for task in loaded.tasks if "nltk" in task.libs][:1]
-    tasks = [task for task in loaded.tasks if "nltk" not in task.libs][:5] + nltk
-    programs = [
-        benchmark.program(
-            task,
-            benchmark.canonical_code(task),
-            key=task.task_id,
-            timeout_s=benchmark.default_timeout_s,
-        )
-        for task in tasks
-    ]
-    wanted = EnvironmentRef("bigcodebench")
-    # the local sandbox exactly as a node makes it: the environment found by name, checked
-    request = RunRequest(wanted, TEST_LIMITS, 2, tuple(programs))
-    with open_sandbox(sandbox_config(request, RunnerSetup())) as local:
-        expected = _verdicts(local.run(programs))
-    with open_sandbox(ray_config(cluster.address, environment=wanted), backend="ray") as sandbox:
-        got = _verdicts(sandbox.run(programs))
-    assert got == expected
-    assert sum(status == "pass" for status, _ in got.values()) >= len(programs) - 1
 
 
 @pytest.mark.slow

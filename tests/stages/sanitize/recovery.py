@@ -132,6 +132,7 @@ def _free_names(program: str) -> frozenset[str]:
     return frozenset(_names(_parse(program)) - bound)
 
 
+@functools.lru_cache(maxsize=1024)  # most answer styles of a task give back the same code
 def recovered(code: str, program: str, entry_point: str) -> str:
     """ "" when `code` is equivalent to the canonical `program`; else what differs."""
     try:

@@ -188,6 +188,10 @@ class ExpectedStore:
         try:
             self._db = sqlite3.connect(path)
             self._db.execute("PRAGMA journal_mode=WAL")
+            # A commit per reference run without an fsync each (2.5 s of MBPP+'s 756 runs
+            # here): in WAL mode a killed process loses no commit and the file stays
+            # consistent; a power cut may lose the last few, which are computed again.
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as error:
             raise ResultsError(

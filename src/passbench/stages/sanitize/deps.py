@@ -18,6 +18,7 @@ point or a kept definition (`from solution import task_func` in a test block) ar
 from __future__ import annotations
 
 import ast
+import functools
 import symtable
 import warnings
 from collections.abc import Collection, Iterable, Sequence
@@ -56,7 +57,7 @@ def select(
     ]
     if not candidates:
         return None
-    grades = [_grade(unit.node) for unit in candidates]
+    grades = [_grade(unit) for unit in candidates]
     best = max(grades)
     chosen = next(
         u for u, g in zip(reversed(candidates), reversed(grades), strict=True) if g == best
@@ -68,15 +69,18 @@ def select(
     # The official rule, kept for what it catches that scope analysis does not: a name the
     # entry point mentions at all (even as a local that shadows it) keeps its definition when
     # that stands before the entry point in the same block; tests may read it.
-    mentioned = _all_names(chosen.node)
-    for unit in units:
-        if (
-            unit.region == chosen.region
-            and unit.position < chosen.position
-            and not isinstance(unit.node, _IMPORTS)
-            and bound_names(unit.node) & (mentioned - {entry_point})
-        ):
-            kept[unit.position] = unit
+    earlier = [
+        unit
+        for unit in units
+        if unit.region == chosen.region
+        and unit.position < chosen.position
+        and not isinstance(unit.node, _IMPORTS)
+    ]
+    if earlier:  # walking the entry point's tree is most of the cost of an answer
+        mentioned = _all_names(chosen.node) - {entry_point}
+        for unit in earlier:
+            if bound_names(unit.node) & mentioned:
+                kept[unit.position] = unit
     resolved: set[str] = {entry_point}
     pending = [*context_names]
     for unit in kept.values():
@@ -132,7 +136,8 @@ def render(units: Iterable[Unit]) -> str:
     return "".join(parts)
 
 
-def _grade(node: ast.stmt) -> int:
+def _grade(unit: Unit) -> int:
+    node = unit.node
     if isinstance(node, ast.ClassDef):
         return COMPLETE
     body = list(getattr(node, "body", []))
@@ -140,6 +145,8 @@ def _grade(node: ast.stmt) -> int:
         body = body[1:]
     if all(_is_placeholder(statement) for statement in body):
         return STUB
+    if "..." not in unit.source:  # the node is parsed from its source: no `...` in it
+        return COMPLETE
     for child in ast.walk(node):
         if isinstance(child, ast.Expr) and _is_ellipsis(child.value):
             return PARTIAL
@@ -226,19 +233,28 @@ def _target_names(target: ast.expr) -> set[str]:
 
 def needed_names(unit: Unit) -> set[str]:
     """The global names a statement reads when it runs (or when its functions run)."""
+    names = _free_globals(unit.source)
+    return _all_names(unit.node) if names is None else set(names)
+
+
+@functools.lru_cache(maxsize=4096)
+def _free_globals(source: str) -> frozenset[str] | None:
+    """`needed_names` by the compiler's scope analysis; None when it refuses the statement.
+    Cached: an answer's statements are read again in each of its readings (fenced, unfenced,
+    thinking), and a task's samples share their helpers."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            table = symtable.symtable(unit.source, "<answer>", "exec")
+            table = symtable.symtable(source, "<answer>", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return _all_names(unit.node)
+        return None
     names = {symbol.get_name() for symbol in table.get_symbols() if symbol.is_referenced()}
     stack = list(table.get_children())
     while stack:
         scope = stack.pop()
         names.update(symbol.get_name() for symbol in scope.get_symbols() if symbol.is_global())
         stack.extend(scope.get_children())
-    return names
+    return frozenset(names)
 
 
 def _all_names(node: ast.AST) -> set[str]:

@@ -15,7 +15,8 @@ prompt: signature and docstring only). Then `deps.select` keeps what it needs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from passbench.stages.sanitize import deps
@@ -58,7 +59,7 @@ def sanitize(answer: str, entry_point: str, *, prompt: str | None = None) -> San
     if split.thinking:
         places.append(("thinking-", "\n".join(split.thinking)))
 
-    context = _prompt_names(prompt, entry_point) if prompt is not None else set()
+    context = _prompt_names(prompt, entry_point) if prompt is not None else frozenset()
     stub: SanitizeResult | None = None
     fallback_units: list[Unit] = []
     for label, body in places:
@@ -86,12 +87,13 @@ def sanitize(answer: str, entry_point: str, *, prompt: str | None = None) -> San
     )
 
 
-def _prompt_names(prompt: str, entry_point: str) -> set[str]:
+@functools.lru_cache(maxsize=256)  # a task's samples share its prompt
+def _prompt_names(prompt: str, entry_point: str) -> frozenset[str]:
     names: set[str] = set()
     for unit in split_units(prompt, 0, 0):
         names.update(deps.bound_names(unit.node))
     names.discard(entry_point)
-    return names
+    return frozenset(names)
 
 
 def _readings(body: str) -> list[tuple[str, list[str]]]:
@@ -127,7 +129,7 @@ def _result(selection: deps.Selection, entry_point: str, *, origin: str) -> Sani
 
 
 def _with_prompt(
-    answer: str, prompt: str, entry_point: str, context: set[str]
+    answer: str, prompt: str, entry_point: str, context: Collection[str]
 ) -> SanitizeResult | None:
     blocks = [block.code for block in find_blocks(answer) if block.is_python] or [answer]
     for code in blocks:
