@@ -1,4 +1,5 @@
-"""Fixtures: the real benchmark data (PASSBENCH_DATA_DIR) and a local HTTP file server."""
+"""Fixtures: the real benchmark data (PASSBENCH_DATA_DIR), a local HTTP file server and Aider's
+polyglot benchmark for its test files."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from passbench.stages.benchmarks import DataSettings
+from passbench.stages.benchmarks import DataSettings, get_benchmark
+from passbench.stages.benchmarks.aider_polyglot.benchmark import AiderPolyglot
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -66,3 +68,11 @@ def file_server(tmp_path: Path) -> Iterator[FileServer]:
     server.root.mkdir()
     yield server
     server.close()
+
+
+@pytest.fixture(scope="module")
+def polyglot() -> AiderPolyglot:
+    """Aider's polyglot benchmark, as the registry gives it."""
+    benchmark = get_benchmark("aider-polyglot")
+    assert isinstance(benchmark, AiderPolyglot)
+    return benchmark

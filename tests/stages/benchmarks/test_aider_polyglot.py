@@ -16,7 +16,7 @@ from tests.datasets import DATA_DIR
 from tests.stages.sandbox.helpers import bwrap_usable
 
 from passbench.core.records import ErrorCategory, ExecResult, Isolation, Task
-from passbench.stages.benchmarks import DataSettings, get_benchmark
+from passbench.stages.benchmarks import DataSettings
 from passbench.stages.benchmarks.aider_polyglot.benchmark import (
     AiderPolyglot,
     clean_test_output,
@@ -28,17 +28,10 @@ from passbench.stages.sandbox import Limits, Sandbox, SandboxConfig, open_sandbo
 
 
 @pytest.fixture(scope="module")
-def bench() -> AiderPolyglot:
-    benchmark = get_benchmark("aider-polyglot")
-    assert isinstance(benchmark, AiderPolyglot)
-    return benchmark
-
-
-@pytest.fixture(scope="module")
-def tasks(bench: AiderPolyglot) -> dict[str, Task]:
+def tasks(polyglot: AiderPolyglot) -> dict[str, Task]:
     if not (DATA_DIR / "aider-polyglot").is_dir():
         pytest.fail(f"aider-polyglot data not found in {DATA_DIR}; set PASSBENCH_DATA_DIR")
-    loaded = bench.load(data=DataSettings(data_dir=DATA_DIR, download=False))
+    loaded = polyglot.load(data=DataSettings(data_dir=DATA_DIR, download=False))
     return {
         str(task.metadata["exercise"]) + "/" + task.metadata["language"]: task for task in loaded
     }
@@ -54,10 +47,10 @@ def _raw_rows(language: str) -> list[dict[str, object]]:
 # ---- data and prompts ---------------------------------------------------------------------------
 
 
-def test_subsets_are_the_languages_with_their_published_sizes(bench: AiderPolyglot) -> None:
+def test_subsets_are_the_languages_with_their_published_sizes(polyglot: AiderPolyglot) -> None:
     data = DataSettings(data_dir=DATA_DIR, download=False)
-    for subset, size in bench.subset_sizes.items():
-        loaded = bench.load(subset=subset, data=data)
+    for subset, size in polyglot.subset_sizes.items():
+        loaded = polyglot.load(subset=subset, data=data)
         assert len(loaded) == size, subset
         if subset != "full":
             assert {t.metadata["language"] for t in loaded} == {subset}
@@ -189,16 +182,16 @@ def test_search_replace_blocks() -> None:
 
 
 def test_answers_become_solutions_with_malformed_ones_recorded(
-    bench: AiderPolyglot, tasks: dict[str, Task]
+    polyglot: AiderPolyglot, tasks: dict[str, Task]
 ) -> None:
     task = tasks["all-your-base/cpp"]
     answer = "all_your_base.h\n```\n#pragma once\n```\n"
-    result = bench.sanitize_answer(answer, task, "whole")
+    result = polyglot.sanitize_answer(answer, task, "whole")
     solution = json.loads(result.code)
     assert result.ok and solution["edit_format"] == "whole" and not solution["malformed"]
     assert solution["files"]["all_your_base.h"] == "#pragma once\n"
     assert solution["files"]["all_your_base.cpp"] == task.metadata["stubs"]["all_your_base.cpp"]
-    bad = bench.sanitize_answer("```\nint x;\n```\n", task, "whole")
+    bad = polyglot.sanitize_answer("```\nint x;\n```\n", task, "whole")
     assert not bad.ok and bad.reason.startswith("malformed edit: No filename provided")
     assert json.loads(bad.code)["malformed"]
     java = tasks["affine-cipher/java"]
@@ -206,7 +199,7 @@ def test_answers_become_solutions_with_malformed_ones_recorded(
         "AffineCipher.java\n```java\n<<<<<<< SEARCH\npublic class AffineCipher {\n=======\n"
         "public class AffineCipher { // edited\n>>>>>>> REPLACE\n```\n"
     )
-    edited = json.loads(bench.sanitize_answer(diff, java, "diff").code)
+    edited = json.loads(polyglot.sanitize_answer(diff, java, "diff").code)
     assert "// edited" in edited["files"]["src/main/java/AffineCipher.java"]
 
 
@@ -239,7 +232,7 @@ def test_aiders_error_text_for_blocks_that_match_nothing() -> None:
 
 
 def test_a_conversations_answers_apply_in_turn(
-    bench: AiderPolyglot, tasks: dict[str, Task]
+    polyglot: AiderPolyglot, tasks: dict[str, Task]
 ) -> None:
     """Each answer edits what the ones before left (Aider's files keep every edit), and the
     solution counts the malformed answers; the last answer's error is the reflection."""
@@ -253,24 +246,24 @@ def test_a_conversations_answers_apply_in_turn(
     marked = edit.format(search=first_line, replace="# marked\n" + first_line)
     missing = edit.format(search="no such line\n", replace="x\n")
     on_marked = edit.format(search="# marked\n", replace="# marked twice\n")
-    result = bench.sanitize_answers([marked, missing, on_marked], task, "diff")
+    result = polyglot.sanitize_answers([marked, missing, on_marked], task, "diff")
     solution = json.loads(result.code)
     assert result.ok and not result.reflection and solution["malformed"] == ""
     assert solution["malformed_responses"] == 1
     assert solution["files"][path].startswith("# marked twice\n" + first_line)
     # alone, the last edit matches nothing in the stub: malformed, and sent back as it reads
-    alone = bench.sanitize_answers([on_marked], task, "diff")
+    alone = polyglot.sanitize_answers([on_marked], task, "diff")
     assert not alone.ok and alone.reflection.startswith("# 1 SEARCH/REPLACE block failed")
     assert alone.reason == "malformed edit: " + alone.reflection
-    assert bench.max_reflections == 3
-    scores = bench.extra_scores(
+    assert polyglot.max_reflections == 3
+    scores = polyglot.extra_scores(
         [{"task_id": task.task_id, "status": "pass", "solution": result.code}], [1]
     )
     assert scores["percent_cases_well_formed"] == 0.0 and scores["num_malformed_responses"] == 1
 
 
 def test_the_exercise_folder_restores_tests_and_enables_them(
-    bench: AiderPolyglot, tasks: dict[str, Task]
+    polyglot: AiderPolyglot, tasks: dict[str, Task]
 ) -> None:
     java = tasks["affine-cipher/java"]
     test_path = "src/test/java/AffineCipherTest.java"
@@ -292,17 +285,17 @@ def test_the_exercise_folder_restores_tests_and_enables_them(
     assert js["affine-cipher.js"] == "x"  # plain text: the file to edit
     escape = exercise_files(java, json.dumps({"files": {"../../etc/x": "y", "/abs": "z"}}))
     assert "../../etc/x" not in escape and "/abs" not in escape
-    program = bench.program(java, bench.canonical_code(java), key="k", timeout_s=180.0)
+    program = polyglot.program(java, polyglot.canonical_code(java), key="k", timeout_s=180.0)
     assert program.process is not None and program.process.run_timeout_s == 180.0
     # the exercise in its own folder (CMake names the program after it), the test script beside
     paths = [path for path, _ in program.process.files]
     assert ".passbench-test.sh" in paths
     assert all(p.startswith("affine-cipher/") for p in paths if p != ".passbench-test.sh")
-    assert program.source == bench.canonical_code(java)  # the solution, for the record
+    assert program.source == polyglot.canonical_code(java)  # the solution, for the record
 
 
 def test_scores_and_test_output_as_aider_reports_them(
-    bench: AiderPolyglot, tasks: dict[str, Task]
+    polyglot: AiderPolyglot, tasks: dict[str, Task]
 ) -> None:
     output = "/tmp/tmpab12/bowling/bowling_test.py F\nFAILED in 0.52s\nSyntaxError: bad\n"
     assert (
@@ -320,7 +313,7 @@ def test_scores_and_test_output_as_aider_reports_them(
         wall_s=1.0,
         isolation=Isolation.BUBBLEWRAP,
     )
-    fields = bench.verdict_fields(task, failed)
+    fields = polyglot.verdict_fields(task, failed)
     assert fields["syntax_errors"] == 1 and fields["test_output"].startswith("bowling/")
     well = json.dumps({"edit_format": "diff", "malformed": "", "files": {}})
     bad = json.dumps({"edit_format": "diff", "malformed": "no match", "files": {}})
@@ -335,7 +328,7 @@ def test_scores_and_test_output_as_aider_reports_them(
             "test_timeout": True,
         },
     ]
-    scores = bench.extra_scores(entries, [1])
+    scores = polyglot.extra_scores(entries, [1])
     assert scores["pass_rate_1"] == 0.5 and scores["pass_rate_1_python"] == 0.5
     assert scores["percent_cases_well_formed"] == 0.5 and scores["num_malformed_responses"] == 1
     assert scores["syntax_errors"] == 1 and scores["test_timeouts"] == 1
@@ -369,25 +362,25 @@ def sandbox() -> Iterator[Sandbox]:
 @pytest.mark.bwrap
 @pytest.mark.parametrize("language", sorted(REAL))
 def test_references_pass_and_stubs_fail_in_the_sandbox(
-    language: str, bench: AiderPolyglot, tasks: dict[str, Task], sandbox: Sandbox
+    language: str, polyglot: AiderPolyglot, tasks: dict[str, Task], sandbox: Sandbox
 ) -> None:
     programs = []
     for exercise in REAL[language]:
         task = tasks[f"{exercise}/{language}"]
         stub = json.dumps({"files": task.metadata["stubs"]})
-        for kind, code in (("ref", bench.canonical_code(task)), ("stub", stub)):
-            programs.append(bench.program(task, code, key=f"{kind}:{exercise}", timeout_s=180.0))
+        for kind, code in (("ref", polyglot.canonical_code(task)), ("stub", stub)):
+            programs.append(polyglot.program(task, code, key=f"{kind}:{exercise}", timeout_s=180.0))
     results = {r.key: r for r in sandbox.run(programs)}
     for exercise in REAL[language]:
         ref, stub = results[f"ref:{exercise}"], results[f"stub:{exercise}"]
         assert ref.status == "pass", (exercise, ref.reason, ref.details)
         assert stub.status == "fail", (exercise, stub.reason)
-        output = bench.verdict_fields(tasks[f"{exercise}/{language}"], stub)["test_output"]
+        output = polyglot.verdict_fields(tasks[f"{exercise}/{language}"], stub)["test_output"]
         assert output.strip(), exercise  # what Aider would send back for a second try
 
 
 def test_programs_cross_the_wire_with_their_files(
-    bench: AiderPolyglot, tasks: dict[str, Task]
+    polyglot: AiderPolyglot, tasks: dict[str, Task]
 ) -> None:
     """Remote, container and Ray backends get the same exercise folder (the wire format)."""
     import json as _json
@@ -396,7 +389,7 @@ def test_programs_cross_the_wire_with_their_files(
     from passbench.stages.sandbox.remote.wire import program_from_json, program_to_json
 
     task = tasks["bowling/python"]
-    program = bench.program(task, bench.canonical_code(task), key="k", timeout_s=180.0)
+    program = polyglot.program(task, polyglot.canonical_code(task), key="k", timeout_s=180.0)
     sent = _json.loads(_json.dumps(program_to_json(program)))
     assert program_from_json(sent) == program
     sent["process"]["files"].append(["../escape", "x"])

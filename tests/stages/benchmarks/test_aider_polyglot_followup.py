@@ -28,7 +28,7 @@ import pytest
 
 from passbench.core.records import Exchange, Prompt, Task
 from passbench.core.runs import SampleResult
-from passbench.stages.benchmarks import DataSettings, get_benchmark
+from passbench.stages.benchmarks import DataSettings
 from passbench.stages.benchmarks.aider_polyglot.benchmark import AiderPolyglot
 from passbench.stages.feedback import feedback_message
 from passbench.stages.prompts import build_prompt
@@ -87,15 +87,8 @@ UNDEFINED = _edit(
 
 
 @pytest.fixture(scope="module")
-def bench() -> AiderPolyglot:
-    benchmark = get_benchmark("aider-polyglot")
-    assert isinstance(benchmark, AiderPolyglot)
-    return benchmark
-
-
-@pytest.fixture(scope="module")
-def bowling(bench: AiderPolyglot, data_dir: Path) -> Task:
-    loaded = bench.load(None, "python", data=DataSettings(data_dir=data_dir, download=False))
+def bowling(polyglot: AiderPolyglot, data_dir: Path) -> Task:
+    loaded = polyglot.load(None, "python", data=DataSettings(data_dir=data_dir, download=False))
     (task,) = [t for t in loaded.tasks if t.metadata["exercise"] == "bowling"]
     assert task.metadata["stubs"] == {"bowling.py": STUB}
     return task
@@ -116,9 +109,9 @@ def _parts(task: Task, split: str) -> tuple[Prompt, list[Message], str, str]:
 
 
 def _sent(
-    bench: AiderPolyglot, task: Task, split: str, first: Prompt, exchanges: list[Exchange]
+    polyglot: AiderPolyglot, task: Task, split: str, first: Prompt, exchanges: list[Exchange]
 ) -> list[Message]:
-    asked = bench.follow_up(first, exchanges, task, split)
+    asked = polyglot.follow_up(first, exchanges, task, split)
     assert (asked.task_id, asked.split, asked.text) == (
         task.task_id,
         split,
@@ -128,15 +121,15 @@ def _sent(
 
 
 def test_a_reflection_after_a_parse_error_keeps_the_exchange_after_the_files(
-    bench: AiderPolyglot, bowling: Task
+    polyglot: AiderPolyglot, bowling: Task
 ) -> None:
     """A parse error: `get_edits` raises, `apply_updates` returns no files, nothing moves:
     the request, the answer and the error follow the stub files; the reminder moves from the
     request to the error."""
     first, head, request, reminder = _parts(bowling, "diff")
-    error = bench.reflection([CUT_SHORT], bowling, "diff")
+    error = polyglot.reflection([CUT_SHORT], bowling, "diff")
     assert error == CUT_SHORT + "\n^^^ Expected `=======`"
-    assert _sent(bench, bowling, "diff", first, [Exchange(CUT_SHORT, error)]) == [
+    assert _sent(polyglot, bowling, "diff", first, [Exchange(CUT_SHORT, error)]) == [
         *head,
         _files(STUB),
         FILES_REPLY,
@@ -147,17 +140,17 @@ def test_a_reflection_after_a_parse_error_keeps_the_exchange_after_the_files(
 
 
 def test_a_reflection_after_a_block_that_matched_nothing_moves_the_exchange_back(
-    bench: AiderPolyglot, bowling: Task
+    polyglot: AiderPolyglot, bowling: Task
 ) -> None:
     """SEARCH blocks that match nothing: `apply_updates` set `edited` before `apply_edits`
     raised, so `move_back_cur_messages` runs: the exchange and "I updated the files." / "Ok."
     go before the files, which show the block that did apply; then the error text."""
     first, head, request, reminder = _parts(bowling, "diff")
-    error = bench.reflection([HALF_APPLIED], bowling, "diff")
+    error = polyglot.reflection([HALF_APPLIED], bowling, "diff")
     assert error.startswith("# 1 SEARCH/REPLACE block failed to match!\n")
     assert "# The other 1 SEARCH/REPLACE block were applied successfully." in error
     now = STUB.replace("pins):\n        pass", "pins):\n        self.rolls.append(pins)")
-    assert _sent(bench, bowling, "diff", first, [Exchange(HALF_APPLIED, error)]) == [
+    assert _sent(polyglot, bowling, "diff", first, [Exchange(HALF_APPLIED, error)]) == [
         *head,
         _user(request),
         _assistant(HALF_APPLIED),
@@ -169,20 +162,20 @@ def test_a_reflection_after_a_block_that_matched_nothing_moves_the_exchange_back
 
 
 def test_a_lint_reflection_follows_the_applied_exchange_and_the_edited_files(
-    bench: AiderPolyglot, bowling: Task
+    polyglot: AiderPolyglot, bowling: Task
 ) -> None:
     """A parse error, then an answer that applies with a lint error: the answer that applied
     moves back with everything still in `cur_messages` (the request, the malformed answer, its
     error), "I updated the files." / "Ok." after it; the files show the edit; the lint errors
     (`lint_edited`, sent when no other reflection is pending) are the new message."""
     first, head, request, reminder = _parts(bowling, "diff")
-    error = bench.reflection([CUT_SHORT], bowling, "diff")
-    lint = bench.reflection([CUT_SHORT, UNDEFINED], bowling, "diff")
+    error = polyglot.reflection([CUT_SHORT], bowling, "diff")
+    lint = polyglot.reflection([CUT_SHORT, UNDEFINED], bowling, "diff")
     assert lint.startswith("\n# Fix any errors below, if possible.\n")
     assert "F821 undefined name 'undefined_total'" in lint
     exchanges = [Exchange(CUT_SHORT, error), Exchange(UNDEFINED, lint)]
     now = STUB.replace("score(self):\n        pass", "score(self):\n        return undefined_total")
-    assert _sent(bench, bowling, "diff", first, exchanges) == [
+    assert _sent(polyglot, bowling, "diff", first, exchanges) == [
         *head,
         _user(request),
         _assistant(CUT_SHORT),
@@ -202,7 +195,7 @@ def _failed(task: Task, output: str) -> SampleResult:
 
 
 def test_a_second_try_sends_the_test_output_after_the_files_as_the_first_try_left_them(
-    bench: AiderPolyglot, bowling: Task
+    polyglot: AiderPolyglot, bowling: Task
 ) -> None:
     """Try 1's answer applied (whole file), its tests failed: `run_test_real` sends the
     output's lines joined by newlines and `test_failures` naming the files, through a new
@@ -213,14 +206,14 @@ def test_a_second_try_sends_the_test_output_after_the_files_as_the_first_try_lef
     answer = f"Here it is:\n\nbowling.py\n```\n{written}```\n"
     output = "FAILED bowling_test.py::BowlingTest::test_all_strikes - assert 0 == 300\n"
     message = feedback_message(
-        bench.test_feedback(bowling, _failed(bowling, output)), "fail", lines=None
+        polyglot.test_feedback(bowling, _failed(bowling, output)), "fail", lines=None
     )
     assert message == (
         "FAILED bowling_test.py::BowlingTest::test_all_strikes - assert 0 == 300\n####\n\n"
         "See the testing errors above.\nThe tests are correct, don't try and change them.\n"
         "Fix the code in bowling.py to resolve the errors.\n"
     )
-    assert _sent(bench, bowling, "whole", first, [Exchange(answer, message)]) == [
+    assert _sent(polyglot, bowling, "whole", first, [Exchange(answer, message)]) == [
         *head,
         _user(request),
         _assistant(answer),
@@ -232,20 +225,20 @@ def test_a_second_try_sends_the_test_output_after_the_files_as_the_first_try_lef
 
 
 def test_a_try_after_unappliable_answers_continues_the_current_messages(
-    bench: AiderPolyglot, bowling: Task
+    polyglot: AiderPolyglot, bowling: Task
 ) -> None:
     """Try 1's reflections ran out on parse errors: nothing moved, so try 2's message joins
     the same `cur_messages` after the stub files (`coder.run` clears none); an empty answer
     adds no assistant turn."""
     first, head, request, reminder = _parts(bowling, "diff")
-    error = bench.reflection([CUT_SHORT], bowling, "diff")
+    error = polyglot.reflection([CUT_SHORT], bowling, "diff")
     tests = "Tests timed out!\n####\n\nSee the testing errors above.\n"
     exchanges = [
         Exchange(CUT_SHORT, error),
         Exchange("", "I see no edits."),
         Exchange(CUT_SHORT, tests),
     ]
-    assert _sent(bench, bowling, "diff", first, exchanges) == [
+    assert _sent(polyglot, bowling, "diff", first, exchanges) == [
         *head,
         _files(STUB),
         FILES_REPLY,
@@ -259,13 +252,13 @@ def test_a_try_after_unappliable_answers_continues_the_current_messages(
 
 
 def test_the_fence_is_chosen_for_the_files_as_they_now_are(
-    bench: AiderPolyglot, bowling: Task
+    polyglot: AiderPolyglot, bowling: Task
 ) -> None:
     """`format_chat_chunks` calls `choose_fence` for every request: once a file holds a line
     starting with ```, the files, the system prompt and the reminder use ````."""
     first, head, _, _ = _parts(bowling, "diff")
     answer = _edit("class BowlingGame:\n", "```text\nclass BowlingGame:\n")
-    sent = _sent(bench, bowling, "diff", first, [Exchange(answer, "tests failed")])
+    sent = _sent(polyglot, bowling, "diff", first, [Exchange(answer, "tests failed")])
     assert sent[len(head) + 4] == _files("```text\n" + STUB, "````")
     quadruple = "IMPORTANT: Use *quadruple* backticks ```` as fences, not triple backticks!"
     assert quadruple not in first.messages[0]["content"]
