@@ -78,6 +78,9 @@ class RepositoryRoots:
     # the caller's mirror folder, when this machine has none of its own and the path exists
     callers_folder: bool = True
     environ: Mapping[str, str] = field(default_factory=dict)
+    # how messages name this machine and the setting naming its mirrors (a node's, a server's)
+    runner: str = "this node"
+    repos_setting: str = REPOS_VARIABLE
 
     @classmethod
     def here(cls, environ: Mapping[str, str] | None = None) -> RepositoryRoots:
@@ -172,7 +175,7 @@ class RepositoryResolver:
         searched = ", ".join(str(folder) for folder in folders) or "no folder"
         raise SandboxError(
             f"no mirror of {spec.repo} with commit {spec.commit[:12]} ({name} in: {searched}); "
-            f"set {REPOS_VARIABLE} where this node runs to a folder with one"
+            f"set {self.roots.repos_setting} where {self.roots.runner} runs to a folder with one"
         )
 
     # -- the environment
@@ -195,8 +198,8 @@ class RepositoryResolver:
             raise SandboxError(
                 f"no '{wanted.cache}' environment of lock {wanted.lock_sha256[:12]} (Python "
                 f"{wanted.python_version}) in {folder}: build it there with "
-                f"passbench env create, or set {env_dir_variable(wanted.cache)} where this "
-                "node runs"
+                f"passbench env create, or set {env_dir_variable(wanted.cache)} where "
+                f"{self.roots.runner} runs"
             )
         root = link.resolve()
         if not root.is_relative_to(folder.resolve()):
@@ -264,6 +267,23 @@ class RepositoryResolver:
         )
         _check_inside(program.key, local, (found.root, found.base_prefix))
         return replace(program, repository=local)
+
+
+def needs(programs: Iterable[Program]) -> dict[tuple[str, ...], Program]:
+    """What `programs` need of a machine that runs them, each once (the repository, its
+    commit, the caller's git directory and the environment's lock), with a program reduced to
+    what `RepositoryResolver.missing` checks (no patch, no files): what a backend asks a node
+    or a server before it sends them."""
+    found: dict[tuple[str, ...], Program] = {}
+    for program in programs:
+        spec = program.repository
+        if program.style != "repository" or spec is None:
+            continue
+        lock = spec.environment.lock_sha256 if spec.environment is not None else ""
+        key = (spec.repo, spec.commit, spec.git_dir, lock)
+        if key not in found:
+            found[key] = replace(program, source="", repository=replace(spec, script="", files=()))
+    return found
 
 
 class _Mover:
