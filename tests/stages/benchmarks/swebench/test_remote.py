@@ -275,3 +275,40 @@ def test_a_request_naming_a_host_folder_outside_the_servers_is_refused(
     )
     (only,) = _run(endpoint, bare)
     assert "names host folders without naming its environment: refused" in str(only["error"])
+
+
+def test_a_server_without_mirrors_of_its_own_never_reads_the_callers(
+    small: SmallBench, tmp_path: Path
+) -> None:
+    """The caller's mirror folder exists on this machine and holds the commit: a Ray node
+    without mirrors of its own would read it (one machine, a shared disk), a server never."""
+    from passbench.apps.serve import ServeConfig
+    from passbench.apps.serve.programs import ProgramService
+
+    service = ProgramService(
+        ServeConfig(
+            base=EvaluateSettings(),
+            paths=Paths(cache_dir=tmp_path / "cache", data_dir=None),
+            jobs_dir=tmp_path / "jobs",
+        )
+    )
+    program = Program(
+        key="octo__calc-1#0",
+        task_id="octo__calc-1",
+        source="",
+        style="repository",
+        timeout_s=60.0,
+        repository=RepositorySpec(
+            git_dir=str(small.repos_dir / "octo__calc.git"),
+            commit=small.base_commit,
+            script="true\n",
+            repo="octo/calc",
+        ),
+    )
+    body = json.dumps(request_to_json(RunRequest(EnvironmentRef("host"), Limits(), 0, (program,))))
+    assert service.missing(body.encode()) == [
+        f"no mirror of octo/calc with commit {small.base_commit[:12]} (octo__calc.git in: "
+        f"{tmp_path / 'cache' / 'repos'}); set --repos (or PASSBENCH_REPOS) where the server "
+        "runs to a folder with one"
+    ]
+    assert service.info()["repositories"] is True

@@ -2,16 +2,18 @@
 
 A "repository" program names host paths of the machine that made it: the git directory of the
 repository, the test environment's interpreter, its folders and the per-run install prefix
-(records.RepositorySpec). A node of a Ray cluster has its own disks, so the program also names
-what those paths are by identity (`repo` "owner/name" and the commit; the environment's cache,
-lock sha256 and Python version: records.RepositoryEnvironment), and the node finds them itself:
+(records.RepositorySpec). A node of a Ray cluster, or a `passbench serve` (serve/programs.py),
+has its own disks, so the program also names what those paths are by identity (`repo`
+"owner/name" and the commit; the environment's cache, lock sha256 and Python version:
+records.RepositoryEnvironment), and the node (or server) finds them itself:
 
 - the repository in the node's own folders of `<owner>__<name>.git` mirrors: its repos folder
   (PASSBENCH_REPOS where the node runs, or `RepositoryRoots.repos_dirs`), then passbench's clone
   cache there (`<cache dir>/repos`); only when the node has no repos folder of its own, the
-  caller's folder when the same path exists on the node (one machine, a shared disk). Which
-  file there is read is decided here (`<folder>/<owner>__<name>.git`), never by the caller's
-  path, and the commit must be in it;
+  caller's folder when the same path exists on the node (one machine, a shared disk; never on
+  a server, which strangers call: `RepositoryRoots.callers_folder`). Which file there is read
+  is decided here (`<folder>/<owner>__<name>.git`), never by the caller's path, and the commit
+  must be in it;
 - the environment in the node's cache of that name ($PASSBENCH_<CACHE>_ENV_DIR where the node
   runs, else envs/<cache> in its user data folder), published as `<cache>/<lock sha256>`, a link
   to its real folder inside the cache; its record must name the same lock and Python version,
@@ -21,10 +23,11 @@ lock sha256 and Python version: records.RepositoryEnvironment), and the node fin
   script and the files the program names (`RepositoryEnvironment.rewrite`); every folder the
   program would show in its sandbox must then lie in the node's environment, else it is refused.
 
-A node that lacks a commit or an environment says which (`missing`), so the backend can refuse
-the run before anything runs, naming the node. The sandbox that runs the program is the local
-backend's (host/repositories.py), so a verdict's raw data (the output, the exit code, the pytest
-channel's records) is what a local run gives; the benchmark judges it on the caller.
+A node or server that lacks a commit or an environment says which (`missing`), so the backend
+can refuse the run before anything runs, naming it (`needs`: what a backend asks about). The
+sandbox that runs the program is the local backend's (host/repositories.py), so a verdict's raw
+data (the output, the exit code, the pytest channel's records) is what a local run gives; the
+benchmark judges it on the caller.
 """
 
 from __future__ import annotations
