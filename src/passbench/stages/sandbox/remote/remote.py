@@ -44,6 +44,8 @@ from passbench.stages.sandbox.remote.wire import (
 #: Seconds of silence after which a run's connection counts as dead (the server's heartbeat
 #: comes every 10 s).
 READ_TIMEOUT_S = 60.0
+#: Seconds the server may take to say what it lacks (POST /passbench/v1/missing).
+MISSING_READ_S = 600.0
 
 
 def server_info(endpoint: str, token: str | None, *, timeout_s: float = 30) -> dict[str, Any]:
@@ -148,7 +150,11 @@ class RemoteSandbox(RemoteBackend):
             self.environment, self.config.limits, 0, tuple(needed[key] for key in new)
         )
         url = self.endpoint + "/passbench/v1/missing"
-        response = self._client.post(url, json=request_to_json(request))
+        # the server checks each environment's integrity manifest the first time: hashing a
+        # large one on a busy machine may take minutes
+        response = self._client.post(
+            url, json=request_to_json(request), timeout=httpx.Timeout(30.0, read=MISSING_READ_S)
+        )
         if response.status_code in (502, 503, 504):
             raise BackendUnavailable(f"HTTP {response.status_code}")
         try:
