@@ -277,7 +277,7 @@ def test_the_node_folders_come_from_its_environment(tmp_path: Path) -> None:
 
 
 class _Elsewhere(RemoteBackend):
-    """A backend whose runners do not resolve repository programs (every one but Ray)."""
+    """A backend whose runners do not resolve repository programs (containers, E2B)."""
 
     def __init__(self) -> None:
         super().__init__("container backend (image x)", "container", None)
@@ -297,14 +297,14 @@ def test_other_backends_refuse_repository_programs_before_anything_runs() -> Non
         backend.run([_program("c" * 40)])
     assert str(refused.value) == (
         "container backend (image x) does not run repository programs (SWE-bench) yet: "
-        "use --backend local or --backend ray"
+        "use --backend local, ray or remote"
     )
     assert backend.asked == []
 
 
 def test_runners_that_do_not_resolve_them_refuse_them() -> None:
-    """The agent of containers and E2B sandboxes, and `passbench serve` (which builds its
-    sandbox with the same `sandbox_config`), never show a caller's host paths to a sandbox."""
+    """The agent of containers and E2B sandboxes never shows a caller's host paths to a
+    sandbox (`passbench serve` and Ray's nodes resolve them first)."""
     request = RunRequest(
         EnvironmentRef("host"), Limits(), 0, (_program("c" * 40, read_only=("/etc",)),)
     )

@@ -9,7 +9,12 @@ from typing import Any
 
 import click
 
-from passbench.apps.cli.options import config_option, data_dir_option, resolve_options
+from passbench.apps.cli.options import (
+    config_option,
+    data_dir_option,
+    repos_option,
+    resolve_options,
+)
 from passbench.apps.serve import ServeConfig, ServerLimits
 from passbench.apps.serve import serve as run_server
 from passbench.core.errors import InputError, SandboxError
@@ -30,6 +35,7 @@ from passbench.stages.sandbox.base import Limits
 @click.option("--env-dir", type=click.Path(path_type=Path), help="The evaluation environment.")
 @click.option("--nltk-data", type=click.Path(path_type=Path), help="NLTK data for samples.")
 @data_dir_option
+@repos_option
 @click.option(
     "--jobs-dir",
     type=click.Path(path_type=Path),
@@ -43,6 +49,8 @@ def serve(ctx: click.Context, /, **options: Any) -> None:
     `bigcodebench.evaluate --execution gradio --gradio_endpoint http://HOST:PORT` works
     against it unchanged. Samples run in passbench's sandbox; a server never runs without
     sandbox isolation. Set PASSBENCH_SERVE_TOKEN to require `Authorization: Bearer TOKEN`.
+    Repository programs (SWE-bench, `--backend remote`) find their repositories in --repos
+    and their test environments in this machine's environment cache.
     """
     if importlib.util.find_spec("gradio") is None:  # an optional extra
         raise InputError("passbench serve needs Gradio: pip install 'passbench[serve]'")

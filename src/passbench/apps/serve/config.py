@@ -32,3 +32,6 @@ class ServeConfig:
     max_upload_mb: int = 200
     token: str | None = field(default=None, repr=False)
     limits: ServerLimits = field(default_factory=ServerLimits)
+    # repository programs' (SWE-bench) test environment caches by name, over
+    # $PASSBENCH_<CACHE>_ENV_DIR where the server runs (its mirrors: `paths.repos_dir`)
+    env_caches: tuple[tuple[str, Path], ...] = ()

@@ -1,16 +1,27 @@
 """passbench's own remote-backend API on the server: programs in, verdicts streamed out.
 
-    GET  /passbench/v1/info   protocol version, environments offered (name, lock hash,
-                              Python), isolation, the server's caps
-    POST /passbench/v1/run    {"protocol", "environment", "limits", "workers", "programs"}
-                              -> NDJSON: one verdict a line as each finishes, then
-                              {"done": true, ...}; or {"error": "..."} for a bad request
+    GET  /passbench/v1/info     protocol version, environments offered (name, lock hash,
+                                Python), isolation, the server's caps, "repositories": true
+    POST /passbench/v1/missing  a run request -> {"missing": ["..."]}: what this server lacks
+                                to run its repository programs (SWE-bench), one line each
+                                (a repository commit, a test environment); [] when nothing
+    POST /passbench/v1/run      {"protocol", "environment", "limits", "workers", "programs"}
+                                -> NDJSON: one verdict a line as each finishes, then
+                                {"done": true, ...}; or {"error": "..."} for a bad request
 
 A client (sandbox/remote/remote.py) keeps its journal, so this API needs no state: a dropped
 connection loses only the verdicts not yet sent, and the client sends those programs again.
 Programs run in this server's sandboxes, with its own environment and data; a request chooses
 an environment by name and lock hash and may ask for smaller limits, never larger ones, and
 never the network.
+
+Repository programs (SWE-bench) name their repository (owner/name, commit) and test
+environment (cache, lock sha256, Python version) by identity beside the caller's paths; the
+server finds them in its own folders (sandbox/remote/repositories.py, as a Ray node does): its
+mirrors (`--repos`, PASSBENCH_REPOS, then its clone cache `<cache>/repos`, never a folder the
+caller names), its environment caches, and puts its own paths in the caller's. A program that
+would show any other host folder to its sandbox is refused, so a caller cannot have the server
+show, say, ~/.ssh read-only to a patch.
 """
 
 # No `from __future__ import annotations` here: FastAPI reads the route handlers' annotations
@@ -27,12 +38,13 @@ from typing import TYPE_CHECKING, Any
 
 from passbench.apps.serve.config import ServeConfig
 from passbench.core.errors import PassbenchError, WireError
-from passbench.core.records import Isolation
+from passbench.core.records import Isolation, Program, RepositorySpec
 from passbench.stages.evalenv import EnvInfo, check_integrity, locate_env
 from passbench.stages.sandbox import SandboxConfig, open_sandbox
 from passbench.stages.sandbox.base import Limits
 from passbench.stages.sandbox.remote import agent
 from passbench.stages.sandbox.remote.agent import HOST
+from passbench.stages.sandbox.remote.repositories import RepositoryResolver, RepositoryRoots
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
@@ -49,6 +61,31 @@ log = logging.getLogger("passbench.apps.serve")
 #: The longest a program may run here, whatever it asks: well above any official limit
 #: (240 s, or a task's ground-truth time + 1 s), well below a worker held for a day.
 MAX_TIMEOUT_S = 900.0
+#: The longest a repository program (SWE-bench) may run here: the official per-instance limit,
+#: what the local backend gives one.
+MAX_REPOSITORY_TIMEOUT_S = 1800.0
+#: What a repository program is given at most here (its tests' memory together, the output
+#: kept): what the local backend gives one, never more, whatever a request asks.
+_REPOSITORY_CAPS = RepositorySpec(git_dir="", commit="", script="")
+
+
+def repository_roots(config: ServeConfig) -> RepositoryRoots:
+    """Where this server finds what repository programs name: its own mirror folders
+    (`paths.repos_dir`: --repos, PASSBENCH_REPOS or the config; several separated by ':'),
+    then its clone cache, never a folder the caller names; its environment caches."""
+    here = RepositoryRoots.here()
+    repos = config.paths.repos_dir
+    return replace(
+        here,
+        repos_dirs=tuple(Path(p).expanduser() for p in str(repos).split(":") if p)
+        if repos is not None
+        else (),
+        env_dirs=config.env_caches,
+        clone_cache=config.paths.cache_dir / "repos",
+        callers_folder=False,
+        runner="the server",
+        repos_setting="--repos (or PASSBENCH_REPOS)",
+    )
 
 
 class ProgramService:
@@ -66,7 +103,12 @@ class ProgramService:
             nltk_data=base.nltk_data,
             scratch_dir=config.paths.cache_dir / "scratch",
             verify=self._verify_once,
+            # repository programs reach the sandbox resolved in this server's folders
+            # (`_localized`), never with the caller's paths
+            repositories=True,
         )
+        self._resolver = RepositoryResolver(repository_roots(config))
+        self._resolving = threading.Lock()
 
     def evaluation_environment(self) -> dict[str, str]:
         """This server's BigCodeBench environment (name, lock, Python), or why it has none."""
@@ -99,8 +141,32 @@ class ProgramService:
             "environments": self.environments(),
             "isolation": Isolation.BUBBLEWRAP.value,
             "network": False,
+            # it resolves repository programs (SWE-bench) itself: POST /passbench/v1/missing
+            "repositories": True,
             "limits": {"max_workers": self.config.limits.max_workers, **_caps(self.config)},
         }
+
+    def missing(self, body: bytes) -> list[str]:
+        """What this server lacks to run the repository programs of the run request `body`,
+        one line each (empty: nothing); ValueError or WireError for a bad request."""
+        request = request_from_json(json.loads(body))
+        with self._resolving:
+            lines: list[str] = self._resolver.missing(request.programs)
+        return lines
+
+    def _localized(self, request: RunRequest) -> RunRequest:
+        """`request` with its time limits capped and its repository programs found in this
+        server's folders, with its paths and within its caps; SandboxError naming what is
+        missing, or refusing a program that would show a host folder outside them."""
+        programs: list[Program] = []
+        for program in request.programs:
+            if program.style == "repository":
+                with self._resolving:
+                    program = _capped(self._resolver.localize(program))
+            else:
+                program = replace(program, timeout_s=min(program.timeout_s, MAX_TIMEOUT_S))
+            programs.append(program)
+        return replace(request, programs=tuple(programs))
 
     def sandbox_config(self, request: RunRequest) -> SandboxConfig:
         """The sandbox a request runs in: this server's environment (checked intact before
@@ -129,14 +195,7 @@ class ProgramService:
         `cancelled` (the client went away) stops the run at once: its samples are killed and
         its slot freed, without waiting for the next verdict."""
         try:
-            request = request_from_json(json.loads(body))
-            request = replace(
-                request,
-                programs=tuple(
-                    replace(program, timeout_s=min(program.timeout_s, MAX_TIMEOUT_S))
-                    for program in request.programs
-                ),
-            )
+            request = self._localized(request_from_json(json.loads(body)))
             config = self.sandbox_config(request)
         except (ValueError, PassbenchError) as error:
             yield line({"error": str(error)})
@@ -169,6 +228,21 @@ class ProgramService:
             yield line({"error": f"the server's sandbox failed: {error}", "retry": True})
         finally:
             self._slots.release()
+
+
+def _capped(program: Program) -> Program:
+    """A repository program within what the local backend gives one."""
+    spec = program.repository
+    assert spec is not None
+    return replace(
+        program,
+        timeout_s=min(program.timeout_s, MAX_REPOSITORY_TIMEOUT_S),
+        repository=replace(
+            spec,
+            memory_mb=min(spec.memory_mb, _REPOSITORY_CAPS.memory_mb),
+            output_cap=min(spec.output_cap, _REPOSITORY_CAPS.output_cap),
+        ),
+    )
 
 
 def _cancel_when(sandbox: Any, cancelled: threading.Event, finished: threading.Event) -> None:
@@ -226,7 +300,7 @@ def _produce(
 
 
 def mount(app: "FastAPI", service: ProgramService) -> None:
-    """Add the two routes to the FastAPI app."""
+    """Add the program API's routes to the FastAPI app."""
     import anyio
     from fastapi import Request
     from fastapi.responses import JSONResponse, StreamingResponse
@@ -237,18 +311,39 @@ def mount(app: "FastAPI", service: ProgramService) -> None:
     def info() -> dict[str, Any]:
         return service.info()
 
-    @app.post("/passbench/v1/run", response_model=None)
-    async def run(request: Request) -> StreamingResponse | JSONResponse:
+    async def read_body(request: Request) -> bytes | None:
+        """The request's body; None when it is larger than max_upload_mb."""
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            return JSONResponse({"error": "request larger than max_upload_mb"}, status_code=413)
+            return None
         body = bytearray()
         async for chunk in request.stream():
             body += chunk
             if len(body) > limit:
-                return JSONResponse({"error": "request larger than max_upload_mb"}, status_code=413)
+                return None
+        return bytes(body)
+
+    too_large = {"error": "request larger than max_upload_mb"}
+
+    @app.post("/passbench/v1/missing", response_model=None)
+    async def missing(request: Request) -> JSONResponse:
+        body = await read_body(request)
+        if body is None:
+            return JSONResponse(too_large, status_code=413)
+        try:
+            # git and the environments' manifests are read from disk: off the event loop
+            lines = await anyio.to_thread.run_sync(service.missing, body)
+        except (ValueError, PassbenchError) as error:
+            return JSONResponse({"error": f"bad request: {error}"}, status_code=400)
+        return JSONResponse({"missing": lines})
+
+    @app.post("/passbench/v1/run", response_model=None)
+    async def run(request: Request) -> StreamingResponse | JSONResponse:
+        body = await read_body(request)
+        if body is None:
+            return JSONResponse(too_large, status_code=413)
         stop = threading.Event()
-        lines = service.results(bytes(body), stop)
+        lines = service.results(body, stop)
         out: queue.Queue[bytes | None] = queue.Queue()
         threading.Thread(target=_produce, args=(lines, out, stop), daemon=True).start()
 

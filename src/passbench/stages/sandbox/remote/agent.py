@@ -62,8 +62,9 @@ class RunnerSetup:
     # checks an environment is intact before it runs programs (default: every time)
     verify: Callable[[EnvInfo], None] | None = None
     # whether it runs repository programs (SWE-bench), resolving their repository and test
-    # environment in its own folders first (remote/repositories.py: Ray's nodes do); a runner
-    # that does not refuses them, so no host path a caller names is ever shown to its sandbox
+    # environment in its own folders first (remote/repositories.py: Ray's nodes and
+    # `passbench serve` do); a runner that does not (the agent of containers and E2B
+    # sandboxes) refuses them, so no host path a caller names is ever shown to its sandbox
     repositories: bool = False
 
     def env_root(self, name: str) -> Path | None:

@@ -52,10 +52,7 @@ class RemoteBackend(ABC):
     def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
         listed = list(programs)
         if not self.runs_repositories and any(p.style == "repository" for p in listed):
-            raise SandboxError(
-                f"{self.where} does not run repository programs (SWE-bench) yet: "
-                "use --backend local or --backend ray"
-            )
+            raise SandboxError(self._no_repositories())
         served = sorted({p.task_id for p in listed if p.repository and p.repository.services})
         if served:
             raise SandboxError(
@@ -64,6 +61,13 @@ class RemoteBackend(ABC):
                 "use --backend local"
             )
         return self._with_retries(listed)
+
+    def _no_repositories(self) -> str:
+        """Why this backend refuses repository programs (one line)."""
+        return (
+            f"{self.where} does not run repository programs (SWE-bench) yet: "
+            "use --backend local, ray or remote"
+        )
 
     def _with_retries(self, programs: list[Program]) -> Iterator[ExecResult]:
         return run_with_retries(

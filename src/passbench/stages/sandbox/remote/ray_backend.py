@@ -56,6 +56,7 @@ from passbench.stages.sandbox.base import (
 )
 from passbench.stages.sandbox.host.local import schedule
 from passbench.stages.sandbox.remote.backend import RemoteBackend
+from passbench.stages.sandbox.remote.repositories import needs
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
@@ -403,19 +404,13 @@ class RaySandbox(RemoteBackend):
         """Ask every node whether it has the repository commits and test environments that
         `programs` name (once per node and need); SandboxError naming each node that lacks
         one, and what, before anything runs."""
-        needs: dict[tuple[str, ...], Program] = {}
-        for program in programs:
-            spec = program.repository
-            if program.style != "repository" or spec is None:
-                continue
-            lock = spec.environment.lock_sha256 if spec.environment is not None else ""
-            needs.setdefault((spec.repo, spec.commit, spec.git_dir, lock), _need_of(program))
+        needed = needs(programs)
         asks = {}
         for node in nodes:
-            new = [key for key in needs if key not in node.checked]
+            new = [key for key in needed if key not in node.checked]
             if new:
                 request = RunRequest(
-                    self.environment, self.config.limits, 0, tuple(needs[key] for key in new)
+                    self.environment, self.config.limits, 0, tuple(needed[key] for key in new)
                 )
                 asks[node.node_id] = (
                     new,
@@ -509,13 +504,6 @@ class RaySandbox(RemoteBackend):
         if self._connected:
             self._connected = False
             ray.shutdown()
-
-
-def _need_of(program: Program) -> Program:
-    """A repository program reduced to what a node checks it has: no patch, no files."""
-    spec = program.repository
-    assert spec is not None
-    return replace(program, source="", repository=replace(spec, script="", files=()))
 
 
 def _first_line(error: BaseException) -> str:

@@ -6,6 +6,13 @@ records each verdict as it arrives, so a dropped connection costs only the verdi
 received. Infrastructure failures (no connection, a connection dropped mid-stream, a busy or
 failing server) are retried with backoff for the programs still without a verdict; a verdict
 is never asked for twice.
+
+Repository programs (SWE-bench) run too, on a server that says it resolves them (its info's
+"repositories"): before a batch with some runs, the server is asked what it lacks of the
+repository commits and test environments the batch names (POST /passbench/v1/missing, each
+need once per run), and a server that lacks any stops the run there, in one line naming the
+server and what it lacks; it finds them in its own folders and puts its own paths in the
+caller's (serve/programs.py, remote/repositories.py).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from passbench.stages.sandbox.base import (
     WarnCallback,
 )
 from passbench.stages.sandbox.remote.backend import RemoteBackend
+from passbench.stages.sandbox.remote.repositories import needs
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
@@ -36,6 +44,8 @@ from passbench.stages.sandbox.remote.wire import (
 #: Seconds of silence after which a run's connection counts as dead (the server's heartbeat
 #: comes every 10 s).
 READ_TIMEOUT_S = 60.0
+#: Seconds the server may take to say what it lacks (POST /passbench/v1/missing).
+MISSING_READ_S = 600.0
 
 
 def server_info(endpoint: str, token: str | None, *, timeout_s: float = 30) -> dict[str, Any]:
@@ -109,6 +119,10 @@ class RemoteSandbox(RemoteBackend):
         info = server_info(self.endpoint, own.token)
         self.environment = _environment(info, config.environment, self.endpoint)
         self._isolation = Isolation(info.get("isolation", Isolation.BUBBLEWRAP.value))
+        # a server of this protocol but an older passbench does not resolve them
+        self.runs_repositories = bool(info.get("repositories"))
+        self._server_version = str(info.get("passbench", "?"))
+        self._checked: set[tuple[str, ...]] = set()  # repository needs the server has
         self._client = httpx.Client(
             headers=_headers(own.token),
             # the server sends a line at least every 10 s (a verdict or a heartbeat): silence
@@ -118,7 +132,46 @@ class RemoteSandbox(RemoteBackend):
 
     transient = (httpx.TransportError,)
 
+    def _no_repositories(self) -> str:
+        return (
+            f"{self.where} runs passbench {self._server_version}, which does not run "
+            "repository programs (SWE-bench): install this passbench on the server"
+        )
+
+    def _check_repositories(self, programs: list[Program]) -> None:
+        """Ask the server whether it has the repository commits and test environments that
+        `programs` name (each once per run); SandboxError naming what it lacks, before
+        anything runs."""
+        needed = needs(programs)
+        new = [key for key in needed if key not in self._checked]
+        if not new:
+            return
+        request = RunRequest(
+            self.environment, self.config.limits, 0, tuple(needed[key] for key in new)
+        )
+        url = self.endpoint + "/passbench/v1/missing"
+        # the server checks each environment's integrity manifest the first time: hashing a
+        # large one on a busy machine may take minutes
+        response = self._client.post(
+            url, json=request_to_json(request), timeout=httpx.Timeout(30.0, read=MISSING_READ_S)
+        )
+        if response.status_code in (502, 503, 504):
+            raise BackendUnavailable(f"HTTP {response.status_code}")
+        try:
+            lacks = response.json().get("missing") if response.status_code == 200 else None
+        except (ValueError, AttributeError):
+            lacks = None
+        if not isinstance(lacks, list) or not all(isinstance(text, str) for text in lacks):
+            raise SandboxError(
+                f"{self.where}: POST /passbench/v1/missing answered HTTP "
+                f"{response.status_code}: {response.text[:300]}"
+            )
+        if lacks:
+            raise SandboxError(f"{self.where}: the server lacks: " + "; ".join(lacks))
+        self._checked.update(new)
+
     def _attempt(self, programs: list[Program]) -> Iterator[ExecResult]:
+        self._check_repositories(programs)
         request = RunRequest(
             self.environment, self.config.limits, self.config.workers, tuple(programs)
         )

@@ -2,16 +2,18 @@
 
 A "repository" program names host paths of the machine that made it: the git directory of the
 repository, the test environment's interpreter, its folders and the per-run install prefix
-(records.RepositorySpec). A node of a Ray cluster has its own disks, so the program also names
-what those paths are by identity (`repo` "owner/name" and the commit; the environment's cache,
-lock sha256 and Python version: records.RepositoryEnvironment), and the node finds them itself:
+(records.RepositorySpec). A node of a Ray cluster, or a `passbench serve` (serve/programs.py),
+has its own disks, so the program also names what those paths are by identity (`repo`
+"owner/name" and the commit; the environment's cache, lock sha256 and Python version:
+records.RepositoryEnvironment), and the node (or server) finds them itself:
 
 - the repository in the node's own folders of `<owner>__<name>.git` mirrors: its repos folder
   (PASSBENCH_REPOS where the node runs, or `RepositoryRoots.repos_dirs`), then passbench's clone
   cache there (`<cache dir>/repos`); only when the node has no repos folder of its own, the
-  caller's folder when the same path exists on the node (one machine, a shared disk). Which
-  file there is read is decided here (`<folder>/<owner>__<name>.git`), never by the caller's
-  path, and the commit must be in it;
+  caller's folder when the same path exists on the node (one machine, a shared disk; never on
+  a server, which strangers call: `RepositoryRoots.callers_folder`). Which file there is read
+  is decided here (`<folder>/<owner>__<name>.git`), never by the caller's path, and the commit
+  must be in it;
 - the environment in the node's cache of that name ($PASSBENCH_<CACHE>_ENV_DIR where the node
   runs, else envs/<cache> in its user data folder), published as `<cache>/<lock sha256>`, a link
   to its real folder inside the cache; its record must name the same lock and Python version,
@@ -21,10 +23,11 @@ lock sha256 and Python version: records.RepositoryEnvironment), and the node fin
   script and the files the program names (`RepositoryEnvironment.rewrite`); every folder the
   program would show in its sandbox must then lie in the node's environment, else it is refused.
 
-A node that lacks a commit or an environment says which (`missing`), so the backend can refuse
-the run before anything runs, naming the node. The sandbox that runs the program is the local
-backend's (host/repositories.py), so a verdict's raw data (the output, the exit code, the pytest
-channel's records) is what a local run gives; the benchmark judges it on the caller.
+A node or server that lacks a commit or an environment says which (`missing`), so the backend
+can refuse the run before anything runs, naming it (`needs`: what a backend asks about). The
+sandbox that runs the program is the local backend's (host/repositories.py), so a verdict's raw
+data (the output, the exit code, the pytest channel's records) is what a local run gives; the
+benchmark judges it on the caller.
 """
 
 from __future__ import annotations
@@ -78,6 +81,9 @@ class RepositoryRoots:
     # the caller's mirror folder, when this machine has none of its own and the path exists
     callers_folder: bool = True
     environ: Mapping[str, str] = field(default_factory=dict)
+    # how messages name this machine and the setting naming its mirrors (a node's, a server's)
+    runner: str = "this node"
+    repos_setting: str = REPOS_VARIABLE
 
     @classmethod
     def here(cls, environ: Mapping[str, str] | None = None) -> RepositoryRoots:
@@ -172,7 +178,7 @@ class RepositoryResolver:
         searched = ", ".join(str(folder) for folder in folders) or "no folder"
         raise SandboxError(
             f"no mirror of {spec.repo} with commit {spec.commit[:12]} ({name} in: {searched}); "
-            f"set {REPOS_VARIABLE} where this node runs to a folder with one"
+            f"set {self.roots.repos_setting} where {self.roots.runner} runs to a folder with one"
         )
 
     # -- the environment
@@ -195,8 +201,8 @@ class RepositoryResolver:
             raise SandboxError(
                 f"no '{wanted.cache}' environment of lock {wanted.lock_sha256[:12]} (Python "
                 f"{wanted.python_version}) in {folder}: build it there with "
-                f"passbench env create, or set {env_dir_variable(wanted.cache)} where this "
-                "node runs"
+                f"passbench env create, or set {env_dir_variable(wanted.cache)} where "
+                f"{self.roots.runner} runs"
             )
         root = link.resolve()
         if not root.is_relative_to(folder.resolve()):
@@ -264,6 +270,23 @@ class RepositoryResolver:
         )
         _check_inside(program.key, local, (found.root, found.base_prefix))
         return replace(program, repository=local)
+
+
+def needs(programs: Iterable[Program]) -> dict[tuple[str, ...], Program]:
+    """What `programs` need of a machine that runs them, each once (the repository, its
+    commit, the caller's git directory and the environment's lock), with a program reduced to
+    what `RepositoryResolver.missing` checks (no patch, no files): what a backend asks a node
+    or a server before it sends them."""
+    found: dict[tuple[str, ...], Program] = {}
+    for program in programs:
+        spec = program.repository
+        if program.style != "repository" or spec is None:
+            continue
+        lock = spec.environment.lock_sha256 if spec.environment is not None else ""
+        key = (spec.repo, spec.commit, spec.git_dir, lock)
+        if key not in found:
+            found[key] = replace(program, source="", repository=replace(spec, script="", files=()))
+    return found
 
 
 class _Mover:
