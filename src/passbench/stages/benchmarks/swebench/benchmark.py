@@ -77,7 +77,7 @@ from passbench.stages.benchmarks.swebench.patching import (
     touched_files,
 )
 from passbench.stages.benchmarks.swebench.predictions import read_predictions
-from passbench.stages.benchmarks.swebench.repos import RepositorySource
+from passbench.stages.benchmarks.swebench.repos import RepositorySource, bootstrapped_submodules
 from passbench.stages.benchmarks.swebench.services import run_stand_ins
 from passbench.stages.benchmarks.swebench.specs import spec_for, working_copy_edits
 from passbench.stages.benchmarks.swebench.testenvs import (
@@ -546,7 +546,13 @@ class _SWEBench(BenchmarkBase):
 
     def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
         instance = _instance(task)
-        git_dir = _source(task).mirror(instance.repo, instance.base_commit)
+        source = _source(task)
+        git_dir = source.mirror(instance.repo, instance.base_commit)
+        # what the official install fetches online (astropy's astropy_helpers submodule)
+        submodules = tuple(
+            (sub.path, str(source.mirror(sub.repo, sub.commit)), sub.commit)
+            for sub in bootstrapped_submodules(git_dir, instance.base_commit)
+        )
         environment = self.task_environments().for_task(task)
         restore, machinery = _restore_machinery(instance, code)
         script = "\n".join(
@@ -573,6 +579,7 @@ class _SWEBench(BenchmarkBase):
                 git_dir=str(git_dir),
                 commit=instance.base_commit,
                 script=script,
+                submodules=submodules,
                 files=files,
                 channel=_uses_pytest(instance),
                 services=stand_ins.services,
@@ -592,6 +599,7 @@ class _SWEBench(BenchmarkBase):
                 git_dir=str(git_dir),
                 commit=instance.base_commit,
                 script=script,
+                submodules=submodules,
                 python=str(built.python),
                 files=(*files, (ENVIRONMENT_FILE, record)),
                 read_only=tuple(str(path) for path in built.readonly_paths),

@@ -3,9 +3,9 @@ how faithfully, and why not.
 
 Problems are data, one line each, blocking or not: no lock at all; a spec lock with unpinned
 parts; no interpreter of the lock's Python version; conda-only packages left out (blocking when a
-listed test names one); an install known not to work offline or a command that cannot be
-rewritten; Debian packages a spec's pre_install asks for that are missing; tests known to need
-the internet. `Support.official` means the exact pins of the instance's own official image.
+listed test names one); an install command that cannot be rewritten to run offline; Debian
+packages a spec's pre_install asks for that are missing; tests known to need the internet.
+`Support.official` means the exact pins of the instance's own official image.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from passbench.stages.benchmarks.swebench.locks import (
 )
 from passbench.stages.benchmarks.swebench.specs import (
     CONDA_ONLY_PYTHON,
-    INSTALL_BLOCKERS,
     NETWORK_NOTES,
     NETWORK_STAND_INS,
     NETWORK_TESTS,
@@ -192,9 +191,6 @@ def _conda_only_problems(lock: EnvironmentLock, instance: InstanceLike) -> list[
 
 def _install_problems(spec: RepoSpec, present: Callable[[SystemNeed], bool]) -> list[Problem]:
     problems: list[Problem] = []
-    blocker = INSTALL_BLOCKERS.get((spec.repo, spec.version))
-    if blocker is not None:
-        problems.append(Problem("install", blocker, True))
     try:
         repository_install_command(spec)
     except InputError as error:
