@@ -171,6 +171,29 @@ def test_a_submodule_the_setup_bootstraps_is_in_the_working_copy(
     assert entry["status"] == "pass", entry
 
 
+def test_a_working_copy_that_cannot_be_made_is_not_called_a_patch_that_does_not_apply(
+    tmp_path: Path,
+) -> None:
+    """A mirror that lacks an object of the base commit (a partial snapshot): the verdict says
+    so, and the instance is an error of the run, not an unresolved "patch does not apply"."""
+    broken = make_small_bench(tmp_path / "bench")
+    mirror = broken.repos_dir / "octo__calc.git"
+    blob = subprocess.run(
+        ["git", "--git-dir", str(mirror), "rev-parse", f"{broken.base_commit}:calc/__init__.py"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    loose = mirror / "objects" / blob[:2] / blob[2:]
+    assert loose.is_file()
+    loose.unlink()
+    entry = _evaluate(broken, tmp_path / "run", _prediction(broken.gold_patch))
+    assert entry["status"] == "fail"
+    assert entry["reason"].startswith("cannot make the working copy"), entry
+    assert blob in entry["reason"]
+    run_report = json.loads((tmp_path / "run" / "out" / "org__model.preds.json").read_text())
+    assert run_report["error_ids"] == [INSTANCE]
+    assert run_report["unresolved_ids"] == []
+
+
 def test_the_gold_patch_resolves_and_the_official_files_are_written(
     small: SmallBench, tmp_path: Path
 ) -> None:

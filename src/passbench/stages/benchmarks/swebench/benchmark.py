@@ -361,6 +361,12 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
         return _verdict(result, "timeout", ErrorCategory.TIMEOUT, "tests timed out", details)
     if not patch.strip():
         return _verdict(result, "fail", ErrorCategory.EXCEPTION, "empty patch", details)
+    if "output" not in outputs:
+        # the script never ran (no working copy: a mirror missing objects...), so the patch was
+        # never tried: the harness's own reason stands, and no report is written (an error)
+        reason = result.reason or "the instance did not run"
+        details["harness"] = reason
+        return _verdict(result, "fail", result.category or ErrorCategory.KILLED, reason, details)
     before, marker, test_output = output.partition(f"\n{APPLY_PATCH_PASS}\n")
     if not marker:
         details["patch"] = _keep(before)
