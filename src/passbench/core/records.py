@@ -222,6 +222,10 @@ class RepositorySpec:
     git_dir: str  # host path of a git directory (bare, or without a work tree)
     commit: str
     script: str
+    # git submodules checked out in the working copy as `git submodule update --init` leaves
+    # them: (path in the working copy, host git directory, commit), each a working copy of its
+    # own commit (nothing later), its git directory absorbed under .git/modules
+    submodules: tuple[tuple[str, str, str], ...] = ()
     # the test environment's interpreter (a virtualenv's bin/python): its folders are shown
     # read-only and its bin folder is first on PATH; None: the sandbox's own interpreter
     python: str | None = None

@@ -336,3 +336,19 @@ def test_loopback_services_stay_local_and_the_tarpit_crosses_the_wire() -> None:
         program_from_json(json.loads(json.dumps(program_to_json(served))))
     trapped = _program("c" * 40, tarpit=True)
     assert program_from_json(json.loads(json.dumps(program_to_json(trapped)))) == trapped
+
+
+def test_submodules_stay_local() -> None:
+    """A submodule's git directory is a path of the caller's machine (astropy's
+    astropy_helpers mirror): no remote backend checks one out yet, the coordinator refuses such
+    programs before anything runs and a runner refuses them on the wire."""
+    nested = _program("c" * 40, submodules=(("astropy_helpers", "/caller/h.git", "d" * 40),))
+    backend = _Elsewhere()
+    backend.runs_repositories = True
+    with pytest.raises(
+        SandboxError, match=r"does not check out git submodules .* for octo__calc-1 yet"
+    ):
+        backend.run([nested])
+    assert backend.asked == []
+    with pytest.raises(WireError, match="git submodules are checked out by the local backend"):
+        program_from_json(json.loads(json.dumps(program_to_json(nested))))

@@ -93,6 +93,28 @@ def eval_script(base: str, test_file: str, test_patch: str, also_run: tuple[str,
     )
 
 
+def _submodule_repo(
+    root: Path, repos_dir: Path, path: str, repo: str, files: Mapping[str, str]
+) -> str:
+    """A repository holding `files`, mirrored into `repos_dir`; its first commit's id (a later
+    commit exists as well)."""
+    work = root / f"submodule-{path}"
+    work.mkdir(parents=True)
+    _git(work, "init", "-q", "-b", "main")
+    for name, text in files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "the submodule's commit")
+    first = _git(work, "rev-parse", "HEAD").strip()
+    (work / "LATER.txt").write_text("a later commit of the submodule\n")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "later")
+    owner, name = repo.split("/")
+    _git(root, "clone", "-q", "--mirror", str(work), str(repos_dir / f"{owner}__{name}.git"))
+    return first
+
+
 def make_small_bench(
     root: Path,
     repos: tuple[str, ...] = ("octo/calc",),
@@ -100,14 +122,20 @@ def make_small_bench(
     version: str = "0.1",
     base_files: Mapping[str, str] | None = None,
     also_passing: tuple[str, ...] = (),
+    submodule: tuple[str, str, Mapping[str, str]] | None = None,
 ) -> SmallBench:
     """The repository, its mirrors (one per name in `repos`, all the same history) and a
     dataset with one instance per repository, written as Verified, Lite test and Lite dev.
     `version` is the rows' version (a real repository's name and version bring its spec);
     `base_files` are committed in the base commit too, and `also_passing` (node ids in them)
-    are PASS_TO_PASS tests the test command runs besides tests/test_calc.py."""
+    are PASS_TO_PASS tests the test command runs besides tests/test_calc.py. `submodule`
+    (path, GitHub repository, files): the base commit has a git submodule at path, a commit
+    of that repository holding the files (mirrored beside the others, with a later commit)."""
     work = root / "work"
     work.mkdir(parents=True)
+    repos_dir = root / "repos"
+    repos_dir.mkdir()
+    gitlink = None if submodule is None else _submodule_repo(root, repos_dir, *submodule)
     _git(work, "init", "-q", "-b", "main")
     (work / "calc").mkdir()
     (work / "calc" / "__init__.py").write_text(CALC_BUGGY)
@@ -119,6 +147,14 @@ def make_small_bench(
         (work / path).parent.mkdir(parents=True, exist_ok=True)
         (work / path).write_text(text)
     _git(work, "add", "-A")
+    if submodule is not None and gitlink is not None:
+        path, repo, _ = submodule
+        (work / ".gitmodules").write_text(
+            f'[submodule "{path}"]\n\tpath = {path}\n\turl = https://github.com/{repo}.git\n'
+        )
+        (work / path).mkdir()  # what a clone without --recurse-submodules leaves
+        _git(work, "add", ".gitmodules")
+        _git(work, "update-index", "--add", "--cacheinfo", f"160000,{gitlink},{path}")
     _git(work, "commit", "-q", "-m", "calc with a bug")
     _git(work, "tag", "v0.1")
     base = _git(work, "rev-parse", "HEAD").strip()
@@ -128,8 +164,6 @@ def make_small_bench(
     (work / "calc" / "__init__.py").write_text(CALC_FIXED)
     _git(work, "commit", "-q", "-am", "the fix (later than the base)")
     _git(work, "tag", "v0.2")
-    repos_dir = root / "repos"
-    repos_dir.mkdir()
     rows = []
     for number, repo in enumerate(repos, start=1):
         owner, name = repo.split("/")

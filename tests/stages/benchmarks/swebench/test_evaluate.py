@@ -131,6 +131,69 @@ def test_restored_machinery_keeps_the_specs_working_copy_edits(
     assert entry["status"] == "pass", entry
 
 
+#: astropy before 4.0: setup.py imports ah_bootstrap.py, which (setup.cfg `auto_use = True`) runs
+#: `git submodule update --init -- astropy_helpers` online in the official image build.
+HELPERS_TEST = """import subprocess
+from pathlib import Path
+
+
+def test_the_submodule_is_there():
+    assert Path("astropy_helpers/astropy_helpers/__init__.py").is_file()
+    assert not Path("astropy_helpers/LATER.txt").exists()
+    status = subprocess.run(["git", "submodule", "status"], capture_output=True, text=True,
+                            check=True).stdout
+    assert status.startswith(" "), status  # initialized and up to date: nothing to fetch
+"""
+
+
+@pytest.fixture(scope="module")
+def bootstrapped(tmp_path_factory: pytest.TempPathFactory) -> SmallBench:
+    """An instance whose setup bootstraps its astropy_helpers submodule."""
+    return make_small_bench(
+        tmp_path_factory.mktemp("swebench-submodule"),
+        base_files={
+            "ah_bootstrap.py": "# setup.py imports it\n",
+            "setup.cfg": "[ah_bootstrap]\nauto_use = True\n",
+            "tests/test_helpers.py": HELPERS_TEST,
+        },
+        also_passing=("tests/test_helpers.py::test_the_submodule_is_there",),
+        submodule=("astropy_helpers", "octo/helpers", {"astropy_helpers/__init__.py": "V = 3\n"}),
+    )
+
+
+def test_a_submodule_the_setup_bootstraps_is_in_the_working_copy(
+    bootstrapped: SmallBench, tmp_path: Path
+) -> None:
+    """The official image build initializes it online (astropy 1.3-3.2's astropy_helpers at the
+    gitlink's commit); the sandbox has no network, so the working copy gets it from its mirror,
+    initialized, so that ah_bootstrap finds it and fetches nothing."""
+    entry = _evaluate(bootstrapped, tmp_path, _prediction(bootstrapped.gold_patch))
+    assert entry["status"] == "pass", entry
+
+
+def test_a_working_copy_that_cannot_be_made_is_not_called_a_patch_that_does_not_apply(
+    tmp_path: Path,
+) -> None:
+    """A mirror that lacks an object of the base commit (a partial snapshot): the verdict says
+    so, and the instance is an error of the run, not an unresolved "patch does not apply"."""
+    broken = make_small_bench(tmp_path / "bench")
+    mirror = broken.repos_dir / "octo__calc.git"
+    blob = subprocess.run(
+        ["git", "--git-dir", str(mirror), "rev-parse", f"{broken.base_commit}:calc/__init__.py"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    loose = mirror / "objects" / blob[:2] / blob[2:]
+    assert loose.is_file()
+    loose.unlink()
+    entry = _evaluate(broken, tmp_path / "run", _prediction(broken.gold_patch))
+    assert entry["status"] == "fail"
+    assert entry["reason"].startswith("cannot make the working copy"), entry
+    assert blob in entry["reason"]
+    run_report = json.loads((tmp_path / "run" / "out" / "org__model.preds.json").read_text())
+    assert run_report["error_ids"] == [INSTANCE]
+    assert run_report["unresolved_ids"] == []
+
+
 def test_the_gold_patch_resolves_and_the_official_files_are_written(
     small: SmallBench, tmp_path: Path
 ) -> None:

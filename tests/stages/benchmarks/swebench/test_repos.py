@@ -13,7 +13,13 @@ import pytest
 
 from passbench.core.errors import DatasetError, InputError
 from passbench.stages.benchmarks.swebench.instances import Instance
-from passbench.stages.benchmarks.swebench.repos import RepositorySource, mirror_name
+from passbench.stages.benchmarks.swebench.repos import (
+    RepositorySource,
+    Submodule,
+    bootstrapped_submodules,
+    mirror_name,
+)
+from passbench.stages.sandbox.host.workingcopy import add_submodule
 
 REPO = "owner/proj"
 BASE_ENV = {
@@ -318,3 +324,99 @@ def test_mirror_name(repo: str, name: str) -> None:
 def test_mirror_name_refuses_what_is_not_owner_slash_name(repo: str) -> None:
     with pytest.raises(ValueError, match="owner/name"):
         mirror_name(repo)
+
+
+# --------------------------------------------------- submodules the repository's setup bootstraps
+
+AH_SETUP_CFG = "[ah_bootstrap]\nauto_use = True\n\n[metadata]\nname = proj\n"
+
+
+@dataclasses.dataclass(frozen=True)
+class WithSubmodule:
+    repos_dir: Path
+    base: str  # the superproject's commit, its gitlink naming `helper`
+    helper: str  # the submodule's commit the gitlink names
+    helper_later: str  # a later commit of the submodule: never in a working copy
+
+
+def with_submodule(
+    tmp_path: Path, setup_cfg: str = AH_SETUP_CFG, bootstrap: bool = True
+) -> WithSubmodule:
+    """A superproject whose base commit has `ah_bootstrap.py` (when `bootstrap`), `setup_cfg`
+    and the git submodule `astropy_helpers` (a gitlink to `helper` of owner/helpers)."""
+    helpers = tmp_path / "helpers"
+    helpers.mkdir()
+    git(helpers, "init", "-q", "--initial-branch=main")
+    (helpers / "astropy_helpers").mkdir()
+    (helpers / "astropy_helpers" / "__init__.py").write_text("VERSION = '3.0'\n")
+    git(helpers, "add", "-A")
+    git(helpers, "commit", "-q", "-m", "helpers 3.0", date="2020-01-01T00:00:00Z")
+    helper = git(helpers, "rev-parse", "HEAD")
+    helper_later = commit(helpers, "later = 1\n", "2020-06-01T00:00:00Z")
+    upstream = tmp_path / "super"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "--initial-branch=main")
+    (upstream / "setup.cfg").write_text(setup_cfg)
+    if bootstrap:
+        (upstream / "ah_bootstrap.py").write_text("# imported by setup.py\n")
+    (upstream / ".gitmodules").write_text(
+        '[submodule "astropy_helpers"]\n\tpath = astropy_helpers\n'
+        "\turl = https://github.com/owner/helpers.git\n"
+    )
+    (upstream / "astropy_helpers").mkdir()  # an unpopulated submodule's empty folder
+    git(upstream, "add", "-A")
+    git(upstream, "update-index", "--add", "--cacheinfo", f"160000,{helper},astropy_helpers")
+    git(upstream, "commit", "-q", "-m", "with helpers", date="2020-02-01T00:00:00Z")
+    base = git(upstream, "rev-parse", "HEAD")
+    folder = tmp_path / "repos"
+    folder.mkdir()
+    git(tmp_path, "clone", "-q", "--mirror", str(upstream), str(folder / mirror_name(REPO)))
+    git(tmp_path, "clone", "-q", "--mirror", str(helpers), str(folder / "owner__helpers.git"))
+    return WithSubmodule(folder, base, helper, helper_later)
+
+
+def test_the_submodule_ah_bootstrap_initializes_is_found(tmp_path: Path) -> None:
+    made = with_submodule(tmp_path)
+    found = bootstrapped_submodules(made.repos_dir / mirror_name(REPO), made.base)
+    assert found == (Submodule("astropy_helpers", "owner/helpers", made.helper),)
+
+
+@pytest.mark.parametrize(
+    ("setup_cfg", "bootstrap"),
+    [
+        (AH_SETUP_CFG, False),  # no ah_bootstrap.py: nothing initializes the submodule
+        ("[ah_bootstrap]\nauto_use = True\nuse_git = False\n", True),
+        ("[ah_bootstrap]\noffline = True\n", True),
+        ("[ah_bootstrap]\npath = other_helpers\n", True),  # it bootstraps another folder
+    ],
+)
+def test_submodules_the_setup_does_not_initialize_stay_empty(
+    tmp_path: Path, setup_cfg: str, bootstrap: bool
+) -> None:
+    made = with_submodule(tmp_path, setup_cfg, bootstrap)
+    assert bootstrapped_submodules(made.repos_dir / mirror_name(REPO), made.base) == ()
+
+
+def test_the_submodule_is_checked_out_as_git_submodule_update_init_leaves_it(
+    tmp_path: Path,
+) -> None:
+    made = with_submodule(tmp_path)
+    source = RepositorySource(repos_dir=made.repos_dir)
+    copy = source.checkout_commit(REPO, made.base, tmp_path / "copy")
+    (sub,) = bootstrapped_submodules(source.mirror(REPO), made.base)
+    add_submodule(REPO, copy, sub.path, source.mirror(sub.repo, sub.commit), sub.commit)
+    # " <sha> <path>": initialized and at the gitlink's commit, so ah_bootstrap does nothing
+    status = subprocess.run(
+        ["git", "-C", str(copy), "submodule", "status"],
+        env={**os.environ, **BASE_ENV},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert status.startswith(f" {made.helper} astropy_helpers")
+    assert (copy / "astropy_helpers" / "astropy_helpers" / "__init__.py").is_file()
+    assert (copy / "astropy_helpers" / ".git").is_file()  # absorbed under .git/modules
+    assert git(copy, "status", "--porcelain") == ""
+    kept = git(copy / "astropy_helpers", "rev-list", "--all").split()
+    assert kept == [made.helper]  # nothing later of the submodule either
+    assert made.helper_later not in kept

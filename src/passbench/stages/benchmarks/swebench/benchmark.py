@@ -77,7 +77,7 @@ from passbench.stages.benchmarks.swebench.patching import (
     touched_files,
 )
 from passbench.stages.benchmarks.swebench.predictions import read_predictions
-from passbench.stages.benchmarks.swebench.repos import RepositorySource
+from passbench.stages.benchmarks.swebench.repos import RepositorySource, bootstrapped_submodules
 from passbench.stages.benchmarks.swebench.services import run_stand_ins
 from passbench.stages.benchmarks.swebench.specs import spec_for, working_copy_edits
 from passbench.stages.benchmarks.swebench.testenvs import (
@@ -361,6 +361,12 @@ def _judge(program: Program, result: ExecResult, instance: Instance) -> ExecResu
         return _verdict(result, "timeout", ErrorCategory.TIMEOUT, "tests timed out", details)
     if not patch.strip():
         return _verdict(result, "fail", ErrorCategory.EXCEPTION, "empty patch", details)
+    if "output" not in outputs:
+        # the script never ran (no working copy: a mirror missing objects...), so the patch was
+        # never tried: the harness's own reason stands, and no report is written (an error)
+        reason = result.reason or "the instance did not run"
+        details["harness"] = reason
+        return _verdict(result, "fail", result.category or ErrorCategory.KILLED, reason, details)
     before, marker, test_output = output.partition(f"\n{APPLY_PATCH_PASS}\n")
     if not marker:
         details["patch"] = _keep(before)
@@ -546,7 +552,13 @@ class _SWEBench(BenchmarkBase):
 
     def program_fields(self, task: Task, code: str, timeout_s: float) -> dict[str, Any]:
         instance = _instance(task)
-        git_dir = _source(task).mirror(instance.repo, instance.base_commit)
+        source = _source(task)
+        git_dir = source.mirror(instance.repo, instance.base_commit)
+        # what the official install fetches online (astropy's astropy_helpers submodule)
+        submodules = tuple(
+            (sub.path, str(source.mirror(sub.repo, sub.commit)), sub.commit)
+            for sub in bootstrapped_submodules(git_dir, instance.base_commit)
+        )
         environment = self.task_environments().for_task(task)
         restore, machinery = _restore_machinery(instance, code)
         script = "\n".join(
@@ -573,6 +585,7 @@ class _SWEBench(BenchmarkBase):
                 git_dir=str(git_dir),
                 commit=instance.base_commit,
                 script=script,
+                submodules=submodules,
                 files=files,
                 channel=_uses_pytest(instance),
                 services=stand_ins.services,
@@ -592,6 +605,7 @@ class _SWEBench(BenchmarkBase):
                 git_dir=str(git_dir),
                 commit=instance.base_commit,
                 script=script,
+                submodules=submodules,
                 python=str(built.python),
                 files=(*files, (ENVIRONMENT_FILE, record)),
                 read_only=tuple(str(path) for path in built.readonly_paths),

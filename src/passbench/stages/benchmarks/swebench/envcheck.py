@@ -3,14 +3,15 @@ how faithfully, and why not.
 
 Problems are data, one line each, blocking or not: no lock at all; a spec lock with unpinned
 parts; no interpreter of the lock's Python version; conda-only packages left out (blocking when a
-listed test names one); an install known not to work offline or a command that cannot be
-rewritten; Debian packages a spec's pre_install asks for that are missing; tests known to need
-the internet. `Support.official` means the exact pins of the instance's own official image.
+listed test names one); an install command that cannot be rewritten to run offline; Debian
+packages a spec's pre_install asks for that are missing; tests known to need the internet.
+`Support.official` means the exact pins of the instance's own official image.
 """
 
 from __future__ import annotations
 
 import ctypes.util
+import re
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -31,7 +32,6 @@ from passbench.stages.benchmarks.swebench.locks import (
 )
 from passbench.stages.benchmarks.swebench.specs import (
     CONDA_ONLY_PYTHON,
-    INSTALL_BLOCKERS,
     NETWORK_NOTES,
     NETWORK_STAND_INS,
     NETWORK_TESTS,
@@ -147,6 +147,7 @@ def check_instances(
         if spec is not None:
             problems += _install_problems(spec, present)
         problems += _network_problems(instance, stand_ins_blocked)
+        problems += _test_time_installs(instance)
         supports.append(
             Support(
                 instance_id=instance.instance_id,
@@ -192,9 +193,6 @@ def _conda_only_problems(lock: EnvironmentLock, instance: InstanceLike) -> list[
 
 def _install_problems(spec: RepoSpec, present: Callable[[SystemNeed], bool]) -> list[Problem]:
     problems: list[Problem] = []
-    blocker = INSTALL_BLOCKERS.get((spec.repo, spec.version))
-    if blocker is not None:
-        problems.append(Problem("install", blocker, True))
     try:
         repository_install_command(spec)
     except InputError as error:
@@ -275,6 +273,26 @@ def _stand_in_names(repo: str) -> str:
     if stand_ins is not None and stand_ins.tarpit:
         names.append("the tarpit")
     return " or ".join(names) or "the internet"
+
+
+_HEREDOC = re.compile(r"<<\s*'?([A-Za-z0-9_]+)'?")
+
+
+def _test_time_installs(instance: InstanceLike) -> list[Problem]:
+    """pip installs the official eval script runs between the test patch and the tests: online
+    there, impossible offline, so the tests run with the environment's versions instead
+    (astropy__astropy-8707's `pip install -q 'pytest<7.2'`)."""
+    before_tests = instance.eval_script.split(": '>>>>> Start Test Output'")[0].split("\n")
+    delimiters = {match.group(1) for match in map(_HEREDOC.search, before_tests) if match}
+    ends = [index for index, line in enumerate(before_tests) if line.strip() in delimiters]
+    pre_test = before_tests[ends[-1] + 1 :] if ends else []
+    return [
+        Problem(
+            "network", f"the eval script installs from the internet before the tests: {line}", True
+        )
+        for line in (line.strip() for line in pre_test)
+        if re.search(r"\bpip3? install\b", line)
+    ]
 
 
 def support_table(supports: Iterable[Support]) -> list[tuple[str, int, int, int]]:

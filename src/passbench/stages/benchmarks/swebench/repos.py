@@ -41,11 +41,13 @@ date and message, as officially.
 
 from __future__ import annotations
 
+import configparser
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from passbench.core.errors import DatasetError, InputError
@@ -175,6 +177,91 @@ class RepositorySource:
                     raise
         finally:
             shutil.rmtree(temporary, ignore_errors=True)
+
+
+# ------------------------------------------------------------ submodules the install bootstraps
+
+
+@dataclass(frozen=True)
+class Submodule:
+    """A git submodule of a base commit: its path, its GitHub repository and its commit."""
+
+    path: str
+    repo: str  # "astropy/astropy-helpers"
+    commit: str
+
+
+_GITHUB_URL = re.compile(
+    r"(?:https?://|git://|ssh://git@|git@)github\.com[/:]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)"
+    r"(?:\.git)?/?"
+)
+_BOOTSTRAP_DEFAULT_PATH = "astropy_helpers"
+
+
+def bootstrapped_submodules(git_dir: Path, commit: str) -> tuple[Submodule, ...]:
+    """The submodules the repository's own setup initializes at install time, read from the
+    commit's files. The one case in SWE-bench: astropy's (and its affiliated packages')
+    `ah_bootstrap.py`, imported by setup.py, runs `git submodule update --init -- <path>` when
+    the path it bootstraps (setup.cfg `[ah_bootstrap] path`, default `astropy_helpers`) is a
+    submodule, unless setup.cfg turns git or network use off (`use_git = False`,
+    `offline = True`). The official image build is online, so the submodule is cloned there at
+    the commit the base commit's gitlink names; the sandbox is not, so the working copy gets it
+    from the submodule repository's mirror instead (`RepositorySpec.submodules`). Other
+    submodules stay empty folders, as in the official image."""
+    env = isolated_environment()
+    if not _show(git_dir, commit, "ah_bootstrap.py", env):
+        return ()
+    config = configparser.RawConfigParser(strict=False)
+    try:
+        config.read_string(_show(git_dir, commit, "setup.cfg", env) or "")
+    except configparser.Error:
+        return ()
+    section = "ah_bootstrap"
+    path = config.get(section, "path", fallback=_BOOTSTRAP_DEFAULT_PATH).strip().rstrip("/")
+    if not _flag(config, "use_git", True) or _flag(config, "offline", False):
+        return ()
+    url = _submodule_url(git_dir, commit, path, env)
+    listed = run_git(["ls-tree", commit, "--", path], git_dir=git_dir, env=env).stdout.split()
+    if url is None or len(listed) < 3 or listed[0] != "160000":
+        return ()
+    match = _GITHUB_URL.fullmatch(url.strip())
+    if match is None:
+        raise DatasetError(
+            f"submodule {path} of {commit[:12]} comes from {url}, not a GitHub repository: "
+            "passbench gets submodules only from GitHub mirrors"
+        )
+    return (Submodule(path, f"{match.group(1)}/{match.group(2)}", listed[2]),)
+
+
+def _show(git_dir: Path, commit: str, path: str, env: dict[str, str]) -> str | None:
+    done = run_git(["show", f"{commit}:{path}"], git_dir=git_dir, env=env)
+    return done.stdout if done.returncode == 0 else None
+
+
+def _flag(config: configparser.RawConfigParser, option: str, default: bool) -> bool:
+    try:
+        return config.getboolean("ah_bootstrap", option, fallback=default)
+    except ValueError:
+        return default
+
+
+def _submodule_url(git_dir: Path, commit: str, path: str, env: dict[str, str]) -> str | None:
+    """The URL .gitmodules gives the submodule at `path` (None when none is listed there)."""
+    listed = run_git(
+        ["config", f"--blob={commit}:.gitmodules", "--get-regexp", r"^submodule\..*\.(path|url)$"],
+        git_dir=git_dir,
+        env=env,
+    )
+    paths: dict[str, str] = {}
+    urls: dict[str, str] = {}
+    for line in listed.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        name, _, field = key.removeprefix("submodule.").rpartition(".")
+        (paths if field == "path" else urls)[name] = value
+    for name, listed_path in paths.items():
+        if listed_path.rstrip("/") == path:
+            return urls.get(name)
+    return None
 
 
 def _is_git_dir(path: Path) -> bool:

@@ -557,16 +557,6 @@ EXPORT_GAPS: dict[tuple[str, str], tuple[str, ...]] = {
     **{("sphinx-doc/sphinx", v): _pins(_SPHINXCONTRIB_LATEST) for v in _SPHINX_LATER_VERSIONS},
 }
 
-# Installs known not to work offline whatever is pinned, with why.
-_ASTROPY_HELPERS = (
-    "setup.py bootstraps astropy_helpers (a git submodule the working copy lacks) from PyPI at "
-    "install time; no offline equivalent is implemented"
-)
-INSTALL_BLOCKERS: dict[tuple[str, str], str] = {
-    ("astropy/astropy", version): _ASTROPY_HELPERS
-    for version in _pins("0.1 0.2 0.3 0.4 1.1 1.2 1.3 3.0 3.1 3.2")
-}
-
 # Debian packages a spec's pre_install asks for, and how to tell they are on this machine.
 ProbeKind = Literal["program", "library", "file"]
 

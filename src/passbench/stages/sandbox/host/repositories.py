@@ -21,7 +21,7 @@ from passbench.stages.sandbox.base import SandboxConfig
 from passbench.stages.sandbox.host.launch import inspect_interpreter
 from passbench.stages.sandbox.host.repository import RepositoryRun, run_repository
 from passbench.stages.sandbox.host.workdirs import default_scratch_root
-from passbench.stages.sandbox.host.workingcopy import make_working_copy
+from passbench.stages.sandbox.host.workingcopy import add_submodule, make_working_copy
 
 
 def run_repository_program(program: Program, config: SandboxConfig) -> ExecResult:
@@ -43,6 +43,8 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
             folder.mkdir(mode=0o755)
         try:
             make_working_copy(program.task_id, Path(spec.git_dir), spec.commit, working_copy)
+            for path, git_dir, commit in spec.submodules:
+                add_submodule(program.task_id, working_copy, path, Path(git_dir), commit)
         except DatasetError as error:
             return _failed(program, started, f"cannot make the working copy: {error}")
         python = Path(spec.python) if spec.python else Path(os.path.abspath(config.python))

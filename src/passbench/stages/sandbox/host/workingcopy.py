@@ -83,6 +83,25 @@ def make_working_copy(repo: str, git_dir: Path, commit: str, dest: Path) -> None
     )
 
 
+def add_submodule(repo: str, working_copy: Path, path: str, git_dir: Path, commit: str) -> None:
+    """Check out `commit` of `git_dir` as the working copy's submodule at `path`, as `git
+    submodule update --init -- <path>` leaves it (`git submodule status` then reports it
+    initialized and up to date): the commit's own working copy (`make_working_copy`, nothing
+    later) in the folder the gitlink left empty, its URL copied from .gitmodules into the
+    working copy's configuration, its git directory moved under .git/modules. No network."""
+    env = isolated_environment()
+    target = working_copy / path
+    if not target.resolve().is_relative_to(working_copy.resolve()):
+        raise DatasetError(f"{repo}: submodule path {path!r} is outside the working copy")
+    make_working_copy(f"{repo} (submodule {path})", git_dir, commit, target)
+    work = ["-C", str(working_copy)]
+    for step in (["submodule", "init", "--", path], ["submodule", "absorbgitdirs", "--", path]):
+        _check(
+            run_git([*work, *step], env=env),
+            f"{repo}: cannot register submodule {path} in {working_copy}",
+        )
+
+
 def _tags_to_keep(git_dir: Path, commit: str, env: dict[str, str]) -> list[tuple[str, str]]:
     """(ref name, object id) of the tags that stay: their commit is an ancestor of `commit`
     (or it) and is not dated after it."""

@@ -60,6 +60,14 @@ class RemoteBackend(ABC):
                 f"{served[0]}{f' and {len(served) - 1} more' if len(served) > 1 else ''} yet: "
                 "use --backend local"
             )
+        nested = sorted({p.task_id for p in listed if p.repository and p.repository.submodules})
+        if nested:
+            # their git directories are paths of this machine that no runner resolves yet
+            raise SandboxError(
+                f"{self.where} does not check out git submodules (astropy's astropy_helpers) "
+                f"for {nested[0]}{f' and {len(nested) - 1} more' if len(nested) > 1 else ''} "
+                "yet: use --backend local"
+            )
         return self._with_retries(listed)
 
     def _no_repositories(self) -> str:

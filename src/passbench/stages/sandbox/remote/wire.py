@@ -234,6 +234,8 @@ def _repository_from_json(data: Any, where: str) -> RepositorySpec | None:
         # a service is a command and host folders of the caller's machine, which a runner
         # could not resolve in its own folders as it resolves the test environment
         raise WireError(f"{where}: loopback services are run by the local backend only")
+    if data.get("submodules"):
+        raise WireError(f"{where}: git submodules are checked out by the local backend only")
     return RepositorySpec(
         git_dir=_need(data, "git_dir", str, where),
         commit=_need(data, "commit", str, where),
