@@ -12,7 +12,9 @@ DIR holds `<owner>__<name>.git` mirrors (bare or git directories). For each subs
 (cached: a second run rebuilds nothing), then the gold patches as an official predictions file
 (what `--ground-truth` grades, but with every verdict's fields and the official logs kept):
 `passbench evaluate -b <benchmark> --samples gold.json --subset S --repos DIR --no-gt`, with a
-fresh result cache. Printed, per instance: resolved or not, the
+fresh result cache. `--together` runs the subsets' instances as one `--subset full --tasks ...`
+evaluation (the first scope's 115 as a user runs them: every instance competes for the workers)
+instead of one evaluation per subset. Printed, per instance: resolved or not, the
 environment it ran in (official / approximate / the evaluation interpreter), and the reason;
 per repository: official / evaluable / total, and gold resolved among the official ones.
 Timings per instance: `wall_s` (the whole instance in passbench: working copy, sandbox, patch,
@@ -75,6 +77,11 @@ def parse_arguments() -> argparse.Namespace:
     )
     parser.add_argument("--no-gold", action="store_true", help="only the empty-patch check")
     parser.add_argument("--name", default="bench_swebench_ground_truth", help="results/NAME.json")
+    parser.add_argument(
+        "--together",
+        action="store_true",
+        help="the subsets' instances as one run (`--subset full --tasks ...`), as a user runs them",
+    )
     return parser.parse_args()
 
 
@@ -86,8 +93,8 @@ def run(argv: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProce
 
 def check(args: argparse.Namespace, subset: str, env: dict[str, str]) -> dict[str, Any]:
     argv = [*CLI, "env", "check", args.benchmark, "--subset", subset, "--json"]
-    if args.tasks:
-        argv += ["--tasks", args.tasks]
+    if args.tasks or subset == "full":
+        argv += ["--tasks", args.tasks or ",".join(sorted(gold_patches(args, subset)))]
     done, _ = run(argv, env)
     report = json.loads(done.stdout)
     return {item["name"]: item for item in report["items"]}
@@ -98,7 +105,9 @@ def measure(args: argparse.Namespace, subset: str, env: dict[str, str]) -> dict[
     created_s = 0.0
     if not args.skip_create:
         argv = [*CLI, "env", "create", args.benchmark, "--subset", subset]
-        done, created_s = run([*argv, *(["--tasks", args.tasks] if args.tasks else [])], env)
+        if args.tasks or subset == "full":
+            argv += ["--tasks", args.tasks or ",".join(sorted(gold_patches(args, subset)))]
+        done, created_s = run(argv, env)
         if done.returncode not in (0, 1):  # 1: some instance cannot be built, the rest is
             print(done.stderr.strip().splitlines()[-1], file=sys.stderr)
     graded, wall = ({}, 0.0)
@@ -136,7 +145,9 @@ def measure(args: argparse.Namespace, subset: str, env: dict[str, str]) -> dict[
 
 
 def gold_patches(args: argparse.Namespace, subset: str) -> dict[str, str]:
-    patches = gold_predictions(args.benchmark, subset)
+    patches: dict[str, str] = {}
+    for repository in args.subsets.split(",") if subset == "full" else [subset]:
+        patches.update(gold_predictions(args.benchmark, repository))
     if args.tasks:
         wanted = set(args.tasks.split(","))
         patches = {key: value for key, value in patches.items() if key in wanted}
@@ -157,8 +168,8 @@ def evaluate(
     argv = [*CLI, "evaluate", "-b", args.benchmark, "--samples", str(samples), "--subset", subset]
     argv += ["--repos", str(args.repos.resolve()), "--workers", str(args.workers), "--no-gt"]
     argv += ["--output-dir", str(output)]
-    if args.tasks:
-        argv += ["--tasks", args.tasks]
+    if args.tasks or subset == "full":
+        argv += ["--tasks", args.tasks or ",".join(sorted(patches))]
     evaluated, wall = run(argv, {**env, "PASSBENCH_CACHE_DIR": str(output / "cache")})
     found = list(output.glob("*_eval_results.json"))
     if not found:
@@ -249,7 +260,7 @@ def main() -> None:
     if args.env_dir is not None:
         env["PASSBENCH_SWEBENCH_ENV_DIR"] = str(args.env_dir.resolve())
     results = {}
-    for subset in args.subsets.split(","):
+    for subset in ["full"] if args.together else args.subsets.split(","):
         print(f"{subset}: env check, env create, gold patches ...", flush=True)
         results[subset] = measured = measure(args, subset, env)
         for task_id, row in measured["instances"].items():
