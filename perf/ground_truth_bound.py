@@ -120,7 +120,7 @@ def cache_cpu_times(cache_dir: Path, top: int = 12) -> dict[str, Any]:
         share, kind = None, "unknown"
         if cpu is not None:
             could_run = duration - (wait or 0.0)  # as passbench's cpu_share
-            share = round(cpu / could_run, 2) if could_run > 0 else float("inf")
+            share = round(cpu / could_run if could_run > 0 else max(1.0, cpu / duration), 2)
             kind = "waits" if share < WAITING_CPU_SHARE else "computes"
         longest.append(
             {"task_id": task_id, "duration_s": round(duration, 1), "cpu_s": cpu,

@@ -365,7 +365,8 @@ def test_a_share_of_a_core_discounts_the_wait_for_a_busy_cpu() -> None:
     assert cpu_share(_passed(52.7, cpu_s=29.7, cpu_wait_s=22.7)) == pytest.approx(0.99)
     assert cpu_share(_passed(5.26, cpu_s=0.106, cpu_wait_s=0.083)) == pytest.approx(0.02, abs=0.01)
     assert cpu_share(_passed(5.0, cpu_s=None)) is None
-    assert cpu_share(_passed(1.0, cpu_s=0.5, cpu_wait_s=1.0)) == float("inf")
+    # a run that waited for a CPU throughout would have used one throughout
+    assert cpu_share(_passed(1.0, cpu_s=0.5, cpu_wait_s=1.0)) == 1.0
 
 
 def test_the_parts_cpu_times_add_up() -> None:

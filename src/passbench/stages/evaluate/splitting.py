@@ -28,11 +28,11 @@ from passbench.stages.sandbox.base import cpu_share, expected_to_wait
 #: a program is split when its expected duration is at least this long (seconds): below it a
 #: run's ordinary spread of programs over the workers already hides it
 SPLIT_FROM_S = 8.0
-#: ...and when it is known to wait (`expected_to_wait`: under half a core on average, by the
-#: CPU time of an earlier run). A program that computes gains nothing from running its tests
-#: side by side on cores that are already busy, and every part pays the module's imports again
-#: (tensorflow: seconds of CPU each); one that waits (BigCodeBench/461 polls a sleeping script,
-#: about 0.1 core) overlaps its parts' waits with other work.
+# ...and when it is known to wait (`expected_to_wait`: under half a core on average, by the
+# CPU time of an earlier run). A program that computes gains nothing from running its tests
+# side by side on cores that are already busy, and every part pays the module's imports again
+# (tensorflow: seconds of CPU each); one that waits (BigCodeBench/461 polls a sleeping script,
+# under a tenth of a core) overlaps its parts' waits with other work.
 
 #: methods that change the container they are called on
 _MUTATORS = frozenset(
@@ -281,7 +281,8 @@ class SplitRun:
     """Which programs of one run are split, and their verdicts put back together.
 
     `known` answers the stored verdicts among program hashes: a part's expected duration and
-    CPU time are its own from an earlier run, else an equal share of its whole program's."""
+    share of a core are its own from an earlier run, else its whole program's (the duration
+    shared equally among the parts)."""
 
     def __init__(
         self,

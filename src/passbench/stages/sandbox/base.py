@@ -33,8 +33,8 @@ def cpu_share(result: ExecResult) -> float | None:
     if result.cpu_s is None:
         return None
     could_run = result.duration_s - (result.cpu_wait_s or 0.0)
-    if could_run <= 0:
-        return float("inf")  # it spent its run waiting for a CPU: it computes
+    if could_run <= 0:  # it spent its run waiting for a CPU: it would have used one throughout
+        return max(1.0, result.cpu_s / result.duration_s) if result.duration_s > 0 else 1.0
     return result.cpu_s / could_run
 
 
