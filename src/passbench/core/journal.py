@@ -37,7 +37,17 @@ CREATE TABLE IF NOT EXISTS verdicts (
     inputs_done INTEGER,
     PRIMARY KEY (fingerprint, program_sha)
 );
+CREATE TABLE IF NOT EXISTS cpu_times (
+    fingerprint TEXT NOT NULL,
+    program_sha TEXT NOT NULL,
+    cpu_s REAL NOT NULL,
+    cpu_wait_s REAL,
+    PRIMARY KEY (fingerprint, program_sha)
+);
 """
+# CPU seconds live in a table of their own, not in a column of `verdicts`: a passbench from
+# before them still writes its 13-column rows into a journal or cache this version made (and
+# reads one back as a verdict without CPU time, as this version reads theirs)
 
 
 def program_sha(source: str, *context: str) -> str:
@@ -74,9 +84,12 @@ class Journal:
         wanted = set(shas)
         found: dict[str, ExecResult] = {}
         rows = self._db.execute(
-            "SELECT program_sha, task_id, status, category, details, duration_s, wall_s,"
-            " isolation, reason, tests_run, stdout_tail, inputs_done FROM verdicts"
-            " WHERE fingerprint = ?",
+            "SELECT v.program_sha, task_id, status, category, details, duration_s, wall_s,"
+            " isolation, reason, tests_run, stdout_tail, inputs_done, c.cpu_s, c.cpu_wait_s"
+            " FROM verdicts v"
+            " LEFT JOIN cpu_times c"
+            " ON c.fingerprint = v.fingerprint AND c.program_sha = v.program_sha"
+            " WHERE v.fingerprint = ?",
             (self.fingerprint,),
         )
         for row in rows:
@@ -96,6 +109,8 @@ class Journal:
                 tests_run=row[9],
                 stdout_tail=row[10],
                 inputs_done=row[11],
+                cpu_s=row[12],
+                cpu_wait_s=row[13],
             )
         return found
 
@@ -120,6 +135,17 @@ class Journal:
                     result.inputs_done,
                 ),
             )
+            # a verdict without CPU time (an older backend's) leaves none behind from before
+            if result.cpu_s is None:
+                self._db.execute(
+                    "DELETE FROM cpu_times WHERE fingerprint = ? AND program_sha = ?",
+                    (self.fingerprint, sha),
+                )
+            else:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO cpu_times VALUES (?,?,?,?)",
+                    (self.fingerprint, sha, result.cpu_s, result.cpu_wait_s),
+                )
 
     def adopt(self, source: Path) -> int:
         """Copy the verdicts another journal holds into this one, keeping those already here;
@@ -140,7 +166,9 @@ class Journal:
                     f"INSERT OR IGNORE INTO verdicts ({columns})"
                     f" SELECT {columns} FROM other.verdicts"
                 )
-            return cursor.rowcount
+                added = cursor.rowcount
+                self._db.execute("INSERT OR IGNORE INTO cpu_times SELECT * FROM other.cpu_times")
+            return added
         finally:
             self._db.execute("DETACH DATABASE other")
 

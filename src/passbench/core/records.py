@@ -276,6 +276,10 @@ class Program:
     test_class: str = "TestCases"
     timeout_s: float = 240.0  # wall-clock limit for the test run
     expected_duration_s: float | None = None  # from ground truth, to schedule slowest first
+    # the share of a core it is expected to use while it runs (from ground truth: CPU time over
+    # the duration, the time it waited for a busy CPU taken off): below half a core it waits
+    # (and may be split), above it computes (and long computing programs are spread)
+    expected_cpu_share: float | None = None
     preload: tuple[str, ...] = ()  # modules the warm worker should have imported
     io: IOSpec | None = None  # set for style "io"
     process: ProcessSpec | None = None  # set for style "process"
@@ -305,3 +309,9 @@ class ExecResult:
     # io programs: how many inputs were judged (EvalPlus's `progress`), the last being the
     # failing one when the status is not "pass"
     inputs_done: int | None = None
+    # user + system seconds of the program's process tree (None where not measured); a
+    # program that used far less than its duration waited (sleep, subprocess, network)
+    cpu_s: float | None = None
+    # seconds it was ready to run but waited for a CPU (the machine's other load; None where
+    # not measured, as for programs shorter than the runner's first reading)
+    cpu_wait_s: float | None = None

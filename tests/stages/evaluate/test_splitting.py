@@ -13,6 +13,7 @@ from passbench.core.journal import program_sha
 from passbench.core.records import ErrorCategory, ExecResult, Isolation, Program
 from passbench.stages.evaluate.splitting import SplitRun, combine, part_program, splittable_methods
 from passbench.stages.sandbox import Sandbox, SandboxConfig, open_sandbox
+from passbench.stages.sandbox.base import cpu_share
 
 from ..sandbox.helpers import PYTHON, TEST_LIMITS, bwrap_usable
 
@@ -267,12 +268,15 @@ def _same_verdict(split: ExecResult, whole: ExecResult) -> None:
 def test_parts_together_give_the_verdict_of_one_run(sandbox: Sandbox) -> None:
     wholes = {name: _program(name, source) for name, (source, _, _) in CLASSES.items()}
     split = SplitRun(lambda shas: {}, split_from_s=1.0)
-    timed = [replace(p, expected_duration_s=5.0) for p in wholes.values()]
+    # known to wait (a tenth of a core), so long enough ones are split
+    timed = [replace(p, expected_duration_s=5.0, expected_cpu_share=0.1) for p in wholes.values()]
     running = split.expand(timed)
     assert sorted(split.split_keys) == sorted(p.key for p in timed)
     assert len(running) == 3 + 4 + 4 + 3 + 3 + 3
     # every part and every whole program, in one batch over the same workers
     results = _by_key(sandbox.run([*running, *wholes.values()]))
+    # each program's CPU time is measured (the timings cache keeps it for the next run)
+    assert all(result.cpu_s is not None for result in results.values())
     combined: dict[str, ExecResult] = {}
     for part in running:
         got = split.collect(results[part.key])
@@ -290,27 +294,86 @@ def _by_key(results: Iterable[ExecResult]) -> Mapping[str, ExecResult]:
     return {result.key: result for result in results}
 
 
-def test_parts_are_scheduled_by_their_own_durations() -> None:
-    program = Program(key="t#gt", task_id="t", source=INDEPENDENT, expected_duration_s=10.0)
-    first = part_program(program, ("test_a", "test_b"), "test_a")
-    earlier = ExecResult(
+def _passed(duration_s: float, cpu_s: float | None, cpu_wait_s: float | None = None) -> ExecResult:
+    return ExecResult(
         key="",
         task_id="t",
         status="pass",
         category=None,
         details={},
-        duration_s=9.5,
-        wall_s=9.6,
+        duration_s=duration_s,
+        wall_s=duration_s + 0.1,
         isolation=Isolation.BUBBLEWRAP,
+        cpu_s=cpu_s,
+        cpu_wait_s=cpu_wait_s,
     )
-    known = {program_sha(first.source): earlier}
+
+
+def test_parts_are_scheduled_by_their_own_durations() -> None:
+    program = Program(
+        key="t#gt",
+        task_id="t",
+        source=INDEPENDENT,
+        expected_duration_s=10.0,
+        expected_cpu_share=0.1,
+    )
+    first = part_program(program, ("test_a", "test_b"), "test_a")
+    known = {program_sha(first.source): _passed(9.5, cpu_s=0.19)}
     split = SplitRun(lambda shas: {s: known[s] for s in shas if s in known})
     parts = split.expand([program, Program(key="short", task_id="s", source=INDEPENDENT)])
-    assert [(p.key, p.expected_duration_s) for p in parts] == [
-        ("t#gt::test_a", 9.5),
-        ("t#gt::test_b", 5.0),  # not run before: an equal share of the whole
-        ("short", None),  # no expected duration: never split
+    assert [(p.key, p.expected_duration_s, p.expected_cpu_share) for p in parts] == [
+        ("t#gt::test_a", 9.5, pytest.approx(0.02)),
+        ("t#gt::test_b", 5.0, 0.1),  # not run before: an equal share of the whole, its share
+        ("short", None, None),  # no expected duration: never split
     ]
+
+
+def _long(key: str, duration: float, share: float | None) -> Program:
+    return Program(
+        key=key,
+        task_id=key,
+        source=INDEPENDENT,
+        expected_duration_s=duration,
+        expected_cpu_share=share,
+    )
+
+
+def test_only_long_programs_known_to_wait_are_split() -> None:
+    programs = [
+        _long("waits", 20.0, 0.1),  # sleeps or polls: its parts' waits overlap
+        _long("computes", 20.0, 0.95),  # its parts would only share the same busy cores
+        _long("barely-computes", 20.0, 0.5),
+        _long("unknown", 20.0, None),  # timed before CPU times were recorded
+        _long("short", 2.0, 0.1),
+    ]
+    split = SplitRun(lambda shas: {})
+    expanded = split.expand(programs)
+    assert split.split_keys == ["waits"]
+    assert [p.key for p in expanded] == [
+        "waits::test_a",
+        "waits::test_b",
+        "computes",
+        "barely-computes",
+        "unknown",
+        "short",
+    ]
+
+
+def test_a_share_of_a_core_discounts_the_wait_for_a_busy_cpu() -> None:
+    # BigCodeBench/0 measured on this machine under a load of 4: it computes throughout, but
+    # got a core for only 30 of its 52.7 s; BigCodeBench/459 waits on shell scripts
+    assert cpu_share(_passed(52.7, cpu_s=29.7, cpu_wait_s=22.7)) == pytest.approx(0.99)
+    assert cpu_share(_passed(5.26, cpu_s=0.106, cpu_wait_s=0.083)) == pytest.approx(0.02, abs=0.01)
+    assert cpu_share(_passed(5.0, cpu_s=None)) is None
+    # a run that waited for a CPU throughout would have used one throughout
+    assert cpu_share(_passed(1.0, cpu_s=0.5, cpu_wait_s=1.0)) == 1.0
+
+
+def test_the_parts_cpu_times_add_up() -> None:
+    program = Program(key="t#gt", task_id="t", source=INDEPENDENT, timeout_s=30.0)
+    whole = combine(program, [_passed(2.0, 0.5, 0.25), _passed(3.0, 1.0, None)])
+    assert (whole.cpu_s, whole.cpu_wait_s, whole.duration_s) == (1.5, 0.25, 5.0)
+    assert combine(program, [_passed(2.0, 0.5), _passed(3.0, None)]).cpu_s is None
 
 
 def test_parts_that_together_outlast_the_limit_time_out() -> None:

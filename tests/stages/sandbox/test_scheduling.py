@@ -9,7 +9,14 @@ import pytest
 
 from passbench.core.records import ErrorCategory, Program
 from passbench.stages.sandbox import Limits, SandboxConfig, open_sandbox
-from passbench.stages.sandbox.host.local import auto_concurrency, schedule, usable_cores
+from passbench.stages.sandbox.base import expected_to_wait
+from passbench.stages.sandbox.host.local import (
+    auto_concurrency,
+    long_computing,
+    pick,
+    schedule,
+    usable_cores,
+)
 from passbench.stages.sandbox.verdict import classify
 
 from .helpers import PYTHON, TEST_LIMITS, checks_program
@@ -22,6 +29,82 @@ def _program(key: str, expected: float | None) -> Program:
 def test_slowest_first_unknown_keep_their_order() -> None:
     programs = [_program("a", None), _program("b", 5.0), _program("c", None), _program("d", 9.0)]
     assert [p.key for p in schedule(programs)] == ["d", "b", "a", "c"]
+
+
+def _timed(key: str, duration: float, share: float | None) -> Program:
+    return Program(
+        key=key, task_id=key, source="", expected_duration_s=duration, expected_cpu_share=share
+    )
+
+
+WAITS = _timed("waits", 100.0, 0.05)  # BigCodeBench/461's test_case_6: polls a sleeping script
+KERAS_A = _timed("keras-a", 70.0, 1.0)  # 417, 289: train keras models
+KERAS_B = _timed("keras-b", 60.0, 1.0)
+SEABORN = _timed("seaborn", 55.0, 1.0)  # 102
+SHORT = _timed("short", 3.0, 1.0)
+
+
+def test_a_third_long_computing_program_waits_for_the_cores_a_shorter_one_goes_ahead() -> None:
+    pending = schedule([SHORT, SEABORN])
+    # the two running leave no core: even when their measured use dips for a moment (the
+    # cores look free), the third long one would stretch all three
+    assert pick(pending, [KERAS_A, KERAS_B], cores=2, cores_busy=False) == 1
+    assert pick(pending, [KERAS_A, WAITS], cores=2, cores_busy=False) == 0
+    # with nothing else to start, nothing starts
+    assert pick([SEABORN], [KERAS_A, KERAS_B], cores=2, cores_busy=False) is None
+    # one program alone may use every core
+    assert pick([_timed("wide", 60.0, 4.0)], [], cores=2, cores_busy=False) == 0
+
+
+def test_busy_cores_take_only_programs_known_to_wait() -> None:
+    pending = schedule([SEABORN, SHORT, _timed("unknown", 30.0, None), _timed("part", 10.0, 0.1)])
+    assert [p.key for p in pending] == ["seaborn", "unknown", "part", "short"]
+    assert pick(pending, [KERAS_A, KERAS_B], cores=2, cores_busy=True) == 2
+    others = [p for p in pending if p.key != "part"]
+    assert pick(others, [KERAS_A, KERAS_B], cores=2, cores_busy=True) is None
+    # programs without a CPU time (samples; timings from before CPU times) keep the old rule
+    assert pick(pending[1:], [KERAS_A, KERAS_B], cores=2, cores_busy=False) == 0
+    assert not long_computing(SHORT) and long_computing(SEABORN) and expected_to_wait(WAITS)
+
+
+def _simulate(programs: list[Program], cores: int, slots: int) -> dict[str, tuple[float, float]]:
+    """Start and end of each program when each takes its expected duration and the backend
+    admits by `pick` (the cores busy when `cores` running programs compute)."""
+    pending = schedule(programs)
+    running: dict[str, tuple[Program, float]] = {}
+    spans: dict[str, tuple[float, float]] = {}
+    now = 0.0
+    while pending or running:
+        while pending and len(running) < slots:
+            computing = sum(not expected_to_wait(p) for p, _ in running.values())
+            chosen = pick(pending, [p for p, _ in running.values()], cores, computing >= cores)
+            if chosen is None:
+                break
+            program = pending.pop(chosen)
+            running[program.key] = (program, now + (program.expected_duration_s or 0.0))
+            spans[program.key] = (now, running[program.key][1])
+        key = min(running, key=lambda k: running[k][1])
+        now = running.pop(key)[1]
+    return spans
+
+
+def test_waiting_long_work_starts_first_and_long_computing_work_is_spread() -> None:
+    parts = [_timed(f"part{i}", 10.0, 0.1) for i in range(4)]  # another task's waiting tests
+    shorts = [_timed(f"short{i}", 3.0, 1.0) for i in range(20)]
+    spans = _simulate([*shorts, SEABORN, KERAS_B, *parts, KERAS_A, WAITS], cores=2, slots=4)
+    assert spans["waits"][0] == 0.0
+    assert spans["keras-a"][0] == spans["keras-b"][0] == 0.0  # the longest first
+    # the third long computing program starts when one of the first two ends, not with them
+    assert spans["seaborn"][0] == min(spans["keras-a"][1], spans["keras-b"][1])
+    # waiting work fills the slots the busy cores leave: while both keras programs compute,
+    # and before the short computing work
+    assert max(spans[p.key][0] for p in parts) < spans["keras-b"][1]
+    assert max(spans[p.key][0] for p in parts) < min(spans[p.key][0] for p in shorts)
+    long_ones = ("keras-a", "keras-b", "seaborn")
+    for moment in {start for start, _ in spans.values()}:
+        at_once = sum(spans[k][0] <= moment < spans[k][1] for k in long_ones)
+        assert at_once <= 2
+    assert len(spans) == 28
 
 
 def test_auto_concurrency_bounded_by_cores_and_memory() -> None:

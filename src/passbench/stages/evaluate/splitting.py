@@ -23,10 +23,16 @@ from dataclasses import dataclass, replace
 
 from passbench.core.journal import program_sha
 from passbench.core.records import ErrorCategory, ExecResult, Isolation, Program
+from passbench.stages.sandbox.base import cpu_share, expected_to_wait
 
 #: a program is split when its expected duration is at least this long (seconds): below it a
 #: run's ordinary spread of programs over the workers already hides it
 SPLIT_FROM_S = 8.0
+# ...and when it is known to wait (`expected_to_wait`: under half a core on average, by the
+# CPU time of an earlier run). A program that computes gains nothing from running its tests
+# side by side on cores that are already busy, and every part pays the module's imports again
+# (tensorflow: seconds of CPU each); one that waits (BigCodeBench/461 polls a sleeping script,
+# under a tenth of a core) overlaps its parts' waits with other work.
 
 #: methods that change the container they are called on
 _MUTATORS = frozenset(
@@ -274,28 +280,28 @@ class _Split:
 class SplitRun:
     """Which programs of one run are split, and their verdicts put back together.
 
-    `known` answers the stored verdicts among program hashes: a part's expected duration is
-    its own from an earlier run, else an equal share of its whole program's."""
+    `known` answers the stored verdicts among program hashes: a part's expected duration and
+    share of a core are its own from an earlier run, else its whole program's (the duration
+    shared equally among the parts)."""
 
     def __init__(
         self,
         known: Callable[[Iterable[str]], Mapping[str, ExecResult]],
         *,
-        split_from_s: float = SPLIT_FROM_S,
+        split_from_s: float | None = None,
     ) -> None:
         self._known = known
-        self._split_from_s = split_from_s
+        self._split_from_s = SPLIT_FROM_S if split_from_s is None else split_from_s
         self._splits: dict[str, _Split] = {}  # whole program key -> its split
         self._whole_of: dict[str, str] = {}  # part key -> whole program key
         self._arrived: dict[str, dict[str, ExecResult]] = {}  # whole key -> part key -> result
         self.parts_done: dict[str, ExecResult] = {}  # part program hash -> its verdict
 
     def expand(self, programs: Sequence[Program]) -> list[Program]:
-        """`programs` with each long, splittable one replaced by its parts."""
+        """`programs` with each long, waiting, splittable one replaced by its parts."""
         planned: dict[str, tuple[Program, tuple[str, ...]]] = {}
         for program in programs:
-            expected = program.expected_duration_s
-            if program.style != "unittest" or expected is None or expected < self._split_from_s:
+            if not self._worth_splitting(program):
                 continue
             methods = splittable_methods(program.source, program.test_class)
             if methods is not None:
@@ -311,11 +317,8 @@ class SplitRun:
             if parts is None:
                 expanded.append(program)
                 continue
-            share = (program.expected_duration_s or 0.0) / len(parts)
             timed = tuple(
-                replace(
-                    part, expected_duration_s=_duration(known.get(program_sha(part.source)), share)
-                )
+                _timed(part, known.get(program_sha(part.source)), program, len(parts))
                 for part in parts
             )
             self._splits[program.key] = _Split(program, timed)
@@ -324,6 +327,11 @@ class SplitRun:
                 self._whole_of[part.key] = program.key
             expanded.extend(timed)
         return expanded
+
+    def _worth_splitting(self, program: Program) -> bool:
+        expected = program.expected_duration_s
+        long = expected is not None and expected >= self._split_from_s
+        return program.style == "unittest" and long and expected_to_wait(program)
 
     @property
     def split_keys(self) -> list[str]:
@@ -345,8 +353,15 @@ class SplitRun:
         return combine(split.program, [arrived[p.key] for p in split.parts])
 
 
-def _duration(hit: ExecResult | None, share: float) -> float:
-    return hit.duration_s if hit is not None and hit.status == "pass" else share
+def _timed(part: Program, hit: ExecResult | None, whole: Program, count: int) -> Program:
+    """A part with its expected duration and share of a core: its own from an earlier passing
+    run, else an equal share of its whole program's duration and the whole's share of a core."""
+    passed = hit if hit is not None and hit.status == "pass" else None
+    duration = passed.duration_s if passed else (whole.expected_duration_s or 0.0) / count
+    share = cpu_share(passed) if passed else None
+    if share is None:  # not run before, or before CPU times were recorded
+        share = whole.expected_cpu_share
+    return replace(part, expected_duration_s=duration, expected_cpu_share=share)
 
 
 #: a test's category as unittest's result lists it: failures (the test's assertion) come
@@ -374,10 +389,9 @@ def combine(program: Program, parts: Sequence[ExecResult]) -> ExecResult:
     - all passed: a pass. Durations add up; the run had one time limit for all its tests, so
       parts that together outlast it make a timeout, as one run would have been."""
     base = _whole(program, parts)
-    total = sum(part.duration_s for part in parts)
     for part in parts:
         if part.status == "timeout":
-            return replace(part, key=program.key, duration_s=total, wall_s=base.wall_s)
+            return _as_whole(part, base)
     # parts that ran into their own alarm did so in one run too; the others' time adds up
     # towards the one limit a single run has
     unalarmed = sum(p.duration_s for p in parts if p.category is not ErrorCategory.TIMEOUT)
@@ -391,9 +405,9 @@ def combine(program: Program, parts: Sequence[ExecResult]) -> ExecResult:
         )
     for part in parts:
         if part.status != "pass" and part.category not in _CATEGORY_ORDER:
-            return replace(part, key=program.key, duration_s=total, wall_s=base.wall_s)
+            return _as_whole(part, base)
         if part.status != "pass" and "ALL" in part.details:
-            return replace(part, key=program.key, duration_s=total, wall_s=base.wall_s)
+            return _as_whole(part, base)
     failed = [part for part in parts if part.status != "pass"]
     if not failed:
         return base
@@ -415,6 +429,18 @@ def combine(program: Program, parts: Sequence[ExecResult]) -> ExecResult:
     )
 
 
+def _as_whole(part: ExecResult, base: ExecResult) -> ExecResult:
+    """A part's verdict as its whole program's, with what the parts add up to."""
+    return replace(
+        part,
+        key=base.key,
+        duration_s=base.duration_s,
+        wall_s=base.wall_s,
+        cpu_s=base.cpu_s,
+        cpu_wait_s=base.cpu_wait_s,
+    )
+
+
 def _whole(program: Program, parts: Sequence[ExecResult]) -> ExecResult:
     """A passing verdict for `program` with what its parts add up to."""
     isolation = (
@@ -423,6 +449,8 @@ def _whole(program: Program, parts: Sequence[ExecResult]) -> ExecResult:
         else Isolation.BUBBLEWRAP
     )
     tail = "".join(part.stdout_tail for part in parts)
+    cpu = [part.cpu_s for part in parts]
+    waits = [part.cpu_wait_s for part in parts if part.cpu_wait_s is not None]
     return ExecResult(
         key=program.key,
         task_id=program.task_id,
@@ -436,6 +464,9 @@ def _whole(program: Program, parts: Sequence[ExecResult]) -> ExecResult:
         tests_run=sum(part.tests_run for part in parts),
         stdout_tail=tail[-4096:],
         network=any(part.network for part in parts),
+        # every part's process, its imports included: what the split program cost
+        cpu_s=None if None in cpu else sum(c for c in cpu if c is not None),
+        cpu_wait_s=sum(waits) if waits else None,
     )
 
 

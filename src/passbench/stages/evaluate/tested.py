@@ -18,6 +18,7 @@ from passbench.stages.benchmarks import Benchmark
 from passbench.stages.evaluate.execution import Execution, fingerprint, weakest
 from passbench.stages.evaluate.outcomes import GroundTruth, SampleVerdicts
 from passbench.stages.evaluate.splitting import SplitRun
+from passbench.stages.sandbox.base import cpu_share
 
 
 class TestedStyle:
@@ -43,7 +44,8 @@ class TestedStyle:
         )
 
     def _programs(self, cache: Journal) -> list[Program]:
-        """Canonical programs, with the cached previous timings to start the slowest first."""
+        """Canonical programs, with the cached previous timings (duration and CPU time) to
+        start the slowest first, split those that wait, and spread those that compute."""
         limit = self.execution.time_limits.program_s()
         drafts = [
             self.benchmark.program(
@@ -56,10 +58,7 @@ class TestedStyle:
             for task in self.tasks
         ]
         previous = cache.done(program_sha(draft.source) for draft in drafts)
-        return [
-            replace(draft, expected_duration_s=_previous_duration(previous, draft))
-            for draft in drafts
-        ]
+        return [_timed(draft, previous.get(program_sha(draft.source))) for draft in drafts]
 
     def ground_truth(self) -> tuple[GroundTruth, Isolation]:
         """Ground-truth verdicts for the selected tasks, from the cache where it has them
@@ -201,6 +200,9 @@ def _remember_parts(cache: Journal, split: SplitRun) -> None:
         cache.record(sha, result)
 
 
-def _previous_duration(previous: Mapping[str, ExecResult], program: Program) -> float | None:
-    hit = previous.get(program_sha(program.source))
-    return hit.duration_s if hit is not None else None
+def _timed(program: Program, previous: ExecResult | None) -> Program:
+    if previous is None:
+        return program
+    return replace(
+        program, expected_duration_s=previous.duration_s, expected_cpu_share=cpu_share(previous)
+    )

@@ -18,6 +18,31 @@ from passbench.core.records import ExecResult, Isolation, Program
 #: Where a backend says what the user should know (a retry, a fallback) without stopping.
 WarnCallback = Callable[[str], None]
 
+#: A program expected to use less than this share of one core over its run waits more than it
+#: computes (sleeps, subprocesses, polling): the local backend starts it in a free slot while
+#: the cores are busy, and the ground truth may split it into its test methods. The same half
+#: core by which the local backend calls a running sample computing.
+WAITING_CPU_SHARE = 0.5
+
+
+def cpu_share(result: ExecResult) -> float | None:
+    """The share of one core a run used while it could run: its CPU time over its duration,
+    less the time it waited for a CPU that other work held (on a loaded machine a program that
+    computes gets only part of a core, and must not look like one that waits). None when the
+    run's CPU time was not measured."""
+    if result.cpu_s is None:
+        return None
+    could_run = result.duration_s - (result.cpu_wait_s or 0.0)
+    if could_run <= 0:  # it spent its run waiting for a CPU: it would have used one throughout
+        return max(1.0, result.cpu_s / result.duration_s) if result.duration_s > 0 else 1.0
+    return result.cpu_s / could_run
+
+
+def expected_to_wait(program: Program) -> bool:
+    """Known from an earlier run to wait more than it computes."""
+    share = program.expected_cpu_share
+    return share is not None and share < WAITING_CPU_SHARE
+
 
 @dataclass(frozen=True)
 class Limits:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import signal
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from passbench.core.records import ErrorCategory, ExecResult, Isolation, Program, Status
@@ -168,9 +169,30 @@ def exec_result(
     network: bool = False,
 ) -> ExecResult:
     if program.style == "io":
-        return _io_result(program, report, isolation, wall_s, network)
-    if program.style == "process" and (report.get("verdict") or {}).get("process"):
-        return _process_result(program, report, isolation, wall_s, network)
+        result = _io_result(program, report, isolation, wall_s, network)
+    elif program.style == "process" and (report.get("verdict") or {}).get("process"):
+        result = _process_result(program, report, isolation, wall_s, network)
+    else:
+        result = _tested_result(program, report, isolation, wall_s, network)
+    return replace(
+        result, cpu_s=_seconds(report.get("cpu_s")), cpu_wait_s=_seconds(report.get("cpu_wait_s"))
+    )
+
+
+def _seconds(value: object) -> float | None:
+    """The runner's CPU measurement; None from a runner that does not make it."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
+
+
+def _tested_result(
+    program: Program,
+    report: Mapping[str, Any],
+    isolation: Isolation,
+    wall_s: float,
+    network: bool,
+) -> ExecResult:
     status, category, reason = classify(report, program.timeout_s)
     verdict = report.get("verdict") or {}
     details = dict(verdict.get("details") or {}) if status != "timeout" else {}

@@ -3,7 +3,12 @@
 Scheduling: the slowest programs (by expected duration) start first; a new sample is admitted
 while fewer than `cores` running samples are actually using CPU (measured by the workers from
 /proc), so tests that sleep or wait overlap with ones that compute, up to a cap on concurrent
-samples derived from the cores and the memory limits.
+samples derived from the cores and the memory limits. Where an earlier run says how much CPU
+a program uses (`Program.expected_cpu_share`, from the ground truth), two more rules (`pick`): a
+program known to wait takes a free slot even while the cores are busy, and long computing
+programs are spread: one is not started while those already running would fill the cores
+with it (a shorter program goes ahead of it), so they do not all start at once and stretch
+each other.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import time
 import warnings
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -27,7 +32,12 @@ from typing import Any
 from passbench.core.errors import SandboxError
 from passbench.core.records import ErrorCategory, ExecResult, Isolation, Program
 from passbench.stages.sandbox import verdict
-from passbench.stages.sandbox.base import Limits, SandboxConfig
+from passbench.stages.sandbox.base import (
+    WAITING_CPU_SHARE,
+    Limits,
+    SandboxConfig,
+    expected_to_wait,
+)
 from passbench.stages.sandbox.host import cgroups
 from passbench.stages.sandbox.host.isolation import choose_launcher
 from passbench.stages.sandbox.host.launch import SHM_MB
@@ -40,7 +50,10 @@ WarnCallback = Callable[[str], None]
 GRACE_S = 1.0  # the official evaluator joins the process `timeout + 1` seconds
 HOST_GRACE_S = 15.0  # beyond that a worker that does not answer is killed
 START_TIMEOUT_S = 300.0  # preloading tensorflow on a busy machine is slow
-_BUSY_CPU_FRACTION = 0.5  # a sample using at least this much of a core is computing
+_BUSY_CPU_FRACTION = WAITING_CPU_SHARE  # a sample using at least this much of a core computes
+#: a program expected to use this many CPU seconds or more is long computing work, spread
+#: over the run (shorter ones are hidden by the ordinary spread of programs over the workers)
+LONG_CPU_S = 8.0
 _MEMORY_SHARE = 0.8  # share of the host's memory the concurrent samples may reserve
 _UNITTEST_PRELOAD = ("matplotlib.pyplot",)  # the official harness imports it for every sample
 
@@ -71,6 +84,40 @@ def schedule(programs: Iterable[Program]) -> list[Program]:
     return sorted(listed, key=lambda p: -(p.expected_duration_s or 0.0))
 
 
+def long_computing(program: Program) -> bool:
+    """Known from an earlier run to compute (not wait), for LONG_CPU_S of one core or more."""
+    share, duration = program.expected_cpu_share, program.expected_duration_s
+    if share is None or duration is None or share < WAITING_CPU_SHARE:
+        return False
+    return min(share, 1.0) * duration >= LONG_CPU_S
+
+
+def _cores_taken(program: Program, cores: int) -> float:
+    return min(float(cores), program.expected_cpu_share or 1.0)
+
+
+def pick(
+    pending: Sequence[Program], running: Iterable[Program], cores: int, cores_busy: bool
+) -> int | None:
+    """The index in `pending` (longest first) of the program to start in a free slot, or None.
+
+    - The cores busy: only a program known to wait (the longest such), which overlaps its wait
+      with the computing ones.
+    - Else the first program, unless it is long computing work and the long computing programs
+      running would, with it, need more than the cores (by their expected shares of a core,
+      half a core of slack for the estimates): then the first program that is not, so long
+      computing programs start one after another while the rest fill in around them."""
+    if cores_busy:
+        return next((i for i, p in enumerate(pending) if expected_to_wait(p)), None)
+    load = sum(_cores_taken(p, cores) for p in running if long_computing(p))
+    for index, program in enumerate(pending):
+        if not long_computing(program):
+            return index
+        if load == 0 or load + _cores_taken(program, cores) <= cores + WAITING_CPU_SHARE:
+            return index
+    return None
+
+
 @dataclass
 class _Job:
     program: Program
@@ -81,7 +128,7 @@ class _Job:
 
     def computing(self) -> bool:
         if self.cpu_rate is None:  # not measured yet (the first report comes after 0.25 s)
-            return True
+            return not expected_to_wait(self.program)
         return self.cpu_rate >= _BUSY_CPU_FRACTION
 
 
@@ -246,15 +293,20 @@ class LocalSandbox:
         now = time.monotonic()
         computing = sum(job.computing() for job in jobs.values())
         for slot in self._slots:
-            if not pending or len(jobs) >= self.concurrency or computing >= self.cores:
+            if not pending or len(jobs) >= self.concurrency:
                 return
             if slot.state != "idle":
                 continue
-            program = pending.popleft()
+            running = [job.program for job in jobs.values()]
+            index = pick(pending, running, self.cores, cores_busy=computing >= self.cores)
+            if index is None:
+                return
+            program = pending[index]
+            del pending[index]
             slot.send(_run_message(program, self.config.limits))
             slot.state = "busy"
-            jobs[slot.slot] = _Job(program, dispatched=now, cpu_at=now)
-            computing += 1
+            job = jobs[slot.slot] = _Job(program, dispatched=now, cpu_at=now)
+            computing += job.computing()
 
     def _step(self, jobs: dict[int, _Job]) -> list[ExecResult]:
         """Wait a little for worker messages; handle them and every deadline."""

@@ -789,10 +789,11 @@ class Worker:
         pidfd = _pidfd_open(pid)
 
         exceeded: list[str] = []
+        cpu_seen = [0.0]
         self.scratch_due = 0.0
 
         def report_cpu() -> None:
-            cpu = self.cpu_seconds(pid)
+            cpu = cpu_seen[0] = self.cpu_seconds(pid)
             send_frame(self.msg_fd, {"type": "cpu", "key": job["key"], "cpu_s": cpu})
             why = "" if exceeded else self.scratch_over(pid, job)
             if why:
@@ -827,6 +828,7 @@ class Worker:
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             "max_rss_mb": (rusage.ru_maxrss // 1024) if rusage is not None else None,
+            "cpu_s": _cpu_used(rusage, cpu_seen[0]),
             "output_tail": output.text(),
             "output_bytes": output.total,
             "io": io_report,
@@ -896,6 +898,8 @@ class Worker:
         open_fds = {result_r, output_r}
         pidfd = _pidfd_open(pid)
         next_cpu = started + _CPU_REPORT_S
+        cpu_seen = 0.0  # the last periodic reading: descendants the child never waited for
+        cpu_wait: float | None = None  # the child's time waiting for a CPU, at that reading
         while status is None:
             now = _perf()
             if stop_others_at is not None and now >= stop_others_at:
@@ -933,7 +937,9 @@ class Worker:
                 status, rusage = status_now, usage
             if _perf() >= next_cpu:
                 next_cpu = _perf() + _CPU_REPORT_S
-                cpu = self.cpu_seconds(pid)
+                cpu = cpu_seen = self.cpu_seconds(pid)
+                delay = _run_delay_s(pid)
+                cpu_wait = cpu_wait if delay is None else delay
                 send_frame(self.msg_fd, {"type": "cpu", "key": job["key"], "cpu_s": cpu})
                 if not exceeded:
                     exceeded = self.scratch_over(pid, job)
@@ -961,6 +967,10 @@ class Worker:
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             "max_rss_mb": (rusage.ru_maxrss // 1024) if rusage is not None else None,
+            "cpu_s": _cpu_used(rusage, cpu_seen),
+            # what the machine's other load cost it (CPU time divided by wall time tells a
+            # program that waits from one that computes only once this is taken off)
+            "cpu_wait_s": None if cpu_wait is None else round(cpu_wait, 3),
             "output_tail": output.text(),
             "output_bytes": output.total,
             # what it stored in its last moments counts too (measured before the cleanup)
@@ -1081,6 +1091,16 @@ class Worker:
 #: How much later than `timeout_s + grace_s` a loaded machine may push the deadline (kept well
 #: below the host's own watchdog, local.HOST_GRACE_S).
 GRACE_STRETCH_S = 10.0
+
+
+def _cpu_used(rusage: Any, seen: float) -> float | None:
+    """User + system seconds of the sample's process tree: the child's own and those of the
+    descendants it waited for (wait4), or the last reading from /proc when that was more (it
+    also counts descendants that outlived it)."""
+    if rusage is None:
+        return None
+    used = float(rusage.ru_utime + rusage.ru_stime)
+    return round(max(used, seen), 3)
 
 
 def _run_delay_s(pid: int) -> float | None:

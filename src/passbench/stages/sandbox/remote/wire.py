@@ -127,6 +127,7 @@ def program_from_json(data: Any, where: str = "program") -> Program:
     if not 0 < timeout <= 24 * 3600:
         raise WireError(f"{where}: field 'timeout_s' must be in (0, 86400]")
     expected = _optional(data, "expected_duration_s", (int, float), where)
+    share = _optional(data, "expected_cpu_share", (int, float), where)
     return Program(
         key=_need(data, "key", str, where),
         task_id=_need(data, "task_id", str, where),
@@ -135,6 +136,7 @@ def program_from_json(data: Any, where: str = "program") -> Program:
         test_class=_need(data, "test_class", str, where),
         timeout_s=timeout,
         expected_duration_s=None if expected is None else float(expected),
+        expected_cpu_share=None if share is None else float(share),
         preload=tuple(preload),
         io=io,
         process=process,
@@ -325,6 +327,9 @@ def result_from_json(data: Any, where: str = "result") -> ExecResult:
         raise WireError(f"{where}: {error}") from None
     outputs = _optional(data, "outputs", dict, where)
     inputs_done = _optional(data, "inputs_done", int, where)
+    # absent from older servers' verdicts
+    cpu = _optional(data, "cpu_s", (int, float), where)
+    cpu_wait = _optional(data, "cpu_wait_s", (int, float), where)
     return ExecResult(
         key=_need(data, "key", str, where),
         task_id=_need(data, "task_id", str, where),
@@ -340,6 +345,8 @@ def result_from_json(data: Any, where: str = "result") -> ExecResult:
         network=bool(_need(data, "network", bool, where)),
         outputs=outputs,
         inputs_done=inputs_done,
+        cpu_s=None if cpu is None else float(cpu),
+        cpu_wait_s=None if cpu_wait is None else float(cpu_wait),
     )
 
 
