@@ -44,6 +44,7 @@ from passbench.stages.sandbox import SandboxConfig, open_sandbox
 from passbench.stages.sandbox.base import Limits
 from passbench.stages.sandbox.remote import agent
 from passbench.stages.sandbox.remote.agent import HOST
+from passbench.stages.sandbox.remote.backend import REPOSITORY_EXTRAS
 from passbench.stages.sandbox.remote.repositories import RepositoryResolver, RepositoryRoots
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
@@ -143,6 +144,8 @@ class ProgramService:
             "network": False,
             # it resolves repository programs (SWE-bench) itself: POST /passbench/v1/missing
             "repositories": True,
+            # and their git submodules and loopback services (resolved the same way)
+            "repository_extras": sorted(REPOSITORY_EXTRAS),
             "limits": {"max_workers": self.config.limits.max_workers, **_caps(self.config)},
         }
 
