@@ -380,3 +380,4 @@ def test_a_server_without_mirrors_of_its_own_never_reads_the_callers(
         "runs to a folder with one"
     ]
     assert service.info()["repositories"] is True
+    assert service.info()["repository_extras"] == ["services", "submodules"]
