@@ -206,6 +206,23 @@ class LoopbackService:
     # (variable, value) for the tests' environment; "{port}" in a value is the port
     variables: tuple[tuple[str, str], ...] = ()
     start_timeout_s: float = 60.0
+    # its tool environment by identity (`argv`'s interpreter and `read_only` are in it), for
+    # a machine that finds its own build of the same lock; None: the caller's paths only
+    environment: RepositoryEnvironment | None = None
+
+
+@dataclass(frozen=True)
+class RepositorySubmodule:
+    """A git submodule checked out in a repository program's working copy as `git submodule
+    update --init` leaves it: a working copy of `commit` (nothing later) at `path`, its git
+    directory absorbed under .git/modules."""
+
+    path: str  # in the working copy
+    git_dir: str  # host path of the submodule repository's git directory
+    commit: str
+    # the submodule's repository by name ("owner/name"): a machine that does not share this
+    # one's files finds its own mirror of it, as it finds the repository's
+    repo: str = ""
 
 
 @dataclass(frozen=True)
@@ -222,10 +239,8 @@ class RepositorySpec:
     git_dir: str  # host path of a git directory (bare, or without a work tree)
     commit: str
     script: str
-    # git submodules checked out in the working copy as `git submodule update --init` leaves
-    # them: (path in the working copy, host git directory, commit), each a working copy of its
-    # own commit (nothing later), its git directory absorbed under .git/modules
-    submodules: tuple[tuple[str, str, str], ...] = ()
+    # git submodules checked out in the working copy (astropy's astropy_helpers)
+    submodules: tuple[RepositorySubmodule, ...] = ()
     # the test environment's interpreter (a virtualenv's bin/python): its folders are shown
     # read-only and its bin folder is first on PATH; None: the sandbox's own interpreter
     python: str | None = None

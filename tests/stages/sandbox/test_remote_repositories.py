@@ -1,8 +1,9 @@
 """Repository programs (SWE-bench) for runners on other machines: the wire format (protocol 2,
-protocol 1 still read), a node finding the repository and the test environment in its own
-folders by identity, with its own paths put in the caller's place, naming what it lacks, and
-refusing host paths outside the environment; backends whose runners cannot resolve them refuse
-them before anything runs."""
+protocol 1 still read), a node finding the repository, its submodules, the test environment
+and the loopback services' tool environments in its own folders by identity, with its own paths
+put in the caller's place, naming what it lacks, and refusing host paths outside the
+environments; backends whose runners cannot resolve them (or their submodules or services)
+refuse them before anything runs, in one line."""
 
 from __future__ import annotations
 
@@ -16,15 +17,23 @@ from pathlib import Path
 import pytest
 
 from passbench.core.errors import SandboxError, WireError
-from passbench.core.records import ExecResult, Program, RepositoryEnvironment, RepositorySpec
+from passbench.core.records import (
+    ExecResult,
+    LoopbackService,
+    Program,
+    RepositoryEnvironment,
+    RepositorySpec,
+    RepositorySubmodule,
+)
 from passbench.stages.evalenv.manifest import record_manifest
 from passbench.stages.sandbox.base import EnvironmentRef, Limits
 from passbench.stages.sandbox.remote.agent import RunnerSetup, answer, sandbox_config
-from passbench.stages.sandbox.remote.backend import RemoteBackend
+from passbench.stages.sandbox.remote.backend import REPOSITORY_EXTRAS, RemoteBackend
 from passbench.stages.sandbox.remote.repositories import (
     RepositoryResolver,
     RepositoryRoots,
     env_dir_variable,
+    needs,
 )
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
@@ -317,38 +326,163 @@ def test_runners_that_do_not_resolve_them_refuse_them() -> None:
         sandbox_config(request, RunnerSetup())
 
 
-def test_loopback_services_stay_local_and_the_tarpit_crosses_the_wire() -> None:
-    """A loopback service is a command in host folders of the caller's machine: no remote
-    backend starts one, the coordinator refuses such programs before anything runs and a
-    runner refuses them on the wire; the tarpit (a flag) goes over unchanged."""
-    from passbench.core.records import LoopbackService
+# -- submodules and loopback services
 
-    service = LoopbackService("httpbin", ("/caller/tools/bin/python", "-m", "httpbin"), 58080)
-    served = _program("c" * 40, services=(service,), tarpit=True)
-    backend = _Elsewhere()
-    backend.runs_repositories = True
-    with pytest.raises(SandboxError) as refused:
-        backend.run([served, replace(served, key="k2", task_id="t2")])
-    assert "does not start loopback services (requests' httpbin) for" in str(refused.value)
-    assert "and 1 more yet: use --backend local" in str(refused.value)
-    assert backend.asked == []
-    with pytest.raises(WireError, match="loopback services are run by the local backend only"):
-        program_from_json(json.loads(json.dumps(program_to_json(served))))
+
+def _service(root: str = CALLER_ROOT, **fields: object) -> LoopbackService:
+    """The loopback httpbin as the caller's program names it: its tool environment's
+    interpreter and folders, and that environment by identity."""
+    values: dict[str, object] = {
+        "name": "httpbin",
+        "argv": (f"{root}/bin/python", "-I", "/run/passbench/files/loopback-httpbin.py"),
+        "port": 58080,
+        "read_only": (root, CALLER_BASE),
+        "variables": (("HTTPBIN_URL", "http://127.0.0.1:{port}/"),),
+        "environment": RepositoryEnvironment(
+            cache="mycache",
+            lock_sha256=SHA,
+            python_version="3.11.7",
+            root=root,
+            base_prefix=CALLER_BASE,
+            record="record.json",
+        ),
+        **fields,
+    }
+    return LoopbackService(**values)  # type: ignore[arg-type]
+
+
+def _submodule(commit: str) -> RepositorySubmodule:
+    return RepositorySubmodule(
+        "astropy_helpers", "/caller/repos/octo__helpers.git", commit, "octo/helpers"
+    )
+
+
+@pytest.fixture(scope="module")
+def helpers(mirrors: tuple[Path, str, Path]) -> str:
+    """octo__helpers.git beside octo__calc.git in the full folder; its commit."""
+    full, _, _ = mirrors
+    work = full.parent / "helpers-work"
+    work.mkdir()
+    _git(work, "init", "-q", "-b", "main")
+    (work / "h.txt").write_text("helpers\n")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "helpers")
+    _git(full, "clone", "-q", "--mirror", str(work), str(full / "octo__helpers.git"))
+    return _git(work, "rev-parse", "HEAD")
+
+
+def test_submodules_and_services_go_over_the_wire_unchanged() -> None:
+    program = _program("c" * 40, submodules=(_submodule("d" * 40),), services=(_service(),))
+    assert program_from_json(json.loads(json.dumps(program_to_json(program)))) == program
     trapped = _program("c" * 40, tarpit=True)
     assert program_from_json(json.loads(json.dumps(program_to_json(trapped)))) == trapped
+    data = json.loads(json.dumps(program_to_json(program)))
+    data["repository"]["submodules"][0]["path"] = "../outside"
+    with pytest.raises(WireError, match=r"submodules\[0\]: field 'path' must be a relative"):
+        program_from_json(data, "programs[0]")
 
 
-def test_submodules_stay_local() -> None:
-    """A submodule's git directory is a path of the caller's machine (astropy's
-    astropy_helpers mirror): no remote backend checks one out yet, the coordinator refuses such
-    programs before anything runs and a runner refuses them on the wire."""
-    nested = _program("c" * 40, submodules=(("astropy_helpers", "/caller/h.git", "d" * 40),))
+def test_a_node_checks_out_the_submodule_and_runs_the_service_from_its_own_folders(
+    mirrors: tuple[Path, str, Path], helpers: str, tmp_path: Path
+) -> None:
+    full, commit, _ = mirrors
+    cache = tmp_path / "envs"
+    root = _published(cache)
+    roots = RepositoryRoots(repos_dirs=(full,), env_dirs=(("mycache", cache),))
+    # the test environment and the service's tool environment: here one build of one lock
+    program = _program(commit, submodules=(_submodule(helpers),), services=(_service(),))
+    resolver = RepositoryResolver(roots)
+    assert resolver.missing([program]) == []
+    spec = resolver.localize(program).repository
+    assert spec is not None
+    (sub,) = spec.submodules
+    assert sub == replace(_submodule(helpers), git_dir=str(full / "octo__helpers.git"))
+    (service,) = spec.services
+    assert service.argv[0] == f"{root}/bin/python" and service.read_only == (str(root), "/opt/base")
+    assert service.argv[1:] == _service().argv[1:] and service.port == 58080
+    assert service.environment is not None and service.environment.root == str(root)
+
+
+def test_a_node_names_the_submodule_and_the_service_environment_it_lacks(
+    mirrors: tuple[Path, str, Path], helpers: str, tmp_path: Path
+) -> None:
+    full, commit, _ = mirrors
+    empty = tmp_path / "no-envs"
+    roots = RepositoryRoots(repos_dirs=(full,), env_dirs=(("mycache", empty),))
+    other = "e" * 40
+    program = _program(
+        commit, environment=None, python=None, read_only=(), fresh_dirs=(),
+        submodules=(_submodule(other),), services=(_service(),),
+    )  # fmt: skip
+    assert RepositoryResolver(roots).missing([program, program]) == [
+        f"no mirror of octo/helpers (the submodule astropy_helpers) with commit {other[:12]} "
+        f"(octo__helpers.git in: {full}); set PASSBENCH_REPOS where this node runs to a "
+        "folder with one",
+        f"no 'mycache' environment of lock {SHA[:12]} (Python 3.11.7) in {empty}: build it "
+        "there with passbench env create, or set PASSBENCH_MYCACHE_ENV_DIR where this node runs",
+    ]
+    with pytest.raises(SandboxError, match="no mirror of octo/helpers"):
+        RepositoryResolver(roots).localize(program)
+
+
+def test_a_service_shows_nothing_outside_its_tool_environment(
+    mirrors: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    full, commit, _ = mirrors
+    cache = tmp_path / "envs"
+    _published(cache)
+    roots = RepositoryRoots(repos_dirs=(full,), env_dirs=(("mycache", cache),))
+    for service, outside in [
+        (_service(read_only=(CALLER_ROOT, "/home/someone/.ssh")), "/home/someone/.ssh"),
+        (_service(argv=("/bin/sh", "-c", "cat /etc/shadow")), "/bin/sh"),
+    ]:
+        program = _program(commit, services=(service,))
+        with pytest.raises(SandboxError) as refused:
+            RepositoryResolver(roots).localize(program)
+        assert str(refused.value) == (
+            f"octo__calc-1#0: host path {outside} is outside the program's environment: refused"
+        )
+        (line,) = RepositoryResolver(roots).missing([program])
+        assert line == str(refused.value)
+    anonymous = _program(commit, services=(_service(environment=None),))
+    with pytest.raises(SandboxError, match="does not name its tool environment: refused"):
+        RepositoryResolver(roots).localize(anonymous)
+
+
+def test_needs_ask_about_submodules_and_services_once() -> None:
+    plain = _program("c" * 40)
+    nested = replace(
+        plain, key="k2", repository=replace(plain.repository, submodules=(_submodule("d" * 40),))
+    )  # type: ignore[type-var]
+    served = replace(plain, key="k3", repository=replace(plain.repository, services=(_service(),)))  # type: ignore[type-var]
+    found = needs([plain, nested, served, replace(served, key="k4")])
+    assert len(found) == 3
+    assert all(program.source == "" for program in found.values())
+
+
+def test_a_backend_names_what_its_runners_do_not_do() -> None:
+    """One check for every backend: a runner that does not resolve repository programs
+    (containers, E2B), or one that resolves them but not their submodules or services (a server
+    of an older passbench), is refused before anything runs, in one line naming what."""
+    nested = _program("c" * 40, submodules=(_submodule("d" * 40),))
+    served = _program("c" * 40, services=(_service(),))
     backend = _Elsewhere()
+    with pytest.raises(SandboxError, match="does not run repository programs"):
+        backend.run([served])
     backend.runs_repositories = True
-    with pytest.raises(
-        SandboxError, match=r"does not check out git submodules .* for octo__calc-1 yet"
-    ):
-        backend.run([nested])
+    with pytest.raises(SandboxError) as refused:
+        backend.run([served, replace(served, key="k2", task_id="t2"), nested])
+    assert str(refused.value) == (
+        "container backend (image x) does not start loopback services (requests' httpbin) for "
+        "octo__calc-1 and 1 more: use --backend local"
+    )
+    backend.repository_extras = frozenset({"services"})
+    with pytest.raises(SandboxError) as refused:
+        backend.run([served, nested])
+    assert str(refused.value) == (
+        "container backend (image x) does not check out git submodules (astropy's "
+        "astropy_helpers) for octo__calc-1: use --backend local"
+    )
     assert backend.asked == []
-    with pytest.raises(WireError, match="git submodules are checked out by the local backend"):
-        program_from_json(json.loads(json.dumps(program_to_json(nested))))
+    backend.repository_extras = frozenset(REPOSITORY_EXTRAS)  # Ray's, a server's of today
+    assert backend._unsupported([served, nested]) is None

@@ -1,10 +1,12 @@
 """passbench's own remote-backend API on the server: programs in, verdicts streamed out.
 
     GET  /passbench/v1/info     protocol version, environments offered (name, lock hash,
-                                Python), isolation, the server's caps, "repositories": true
+                                Python), isolation, the server's caps, "repositories": true,
+                                "repository_extras": ["services", "submodules"]
     POST /passbench/v1/missing  a run request -> {"missing": ["..."]}: what this server lacks
                                 to run its repository programs (SWE-bench), one line each
-                                (a repository commit, a test environment); [] when nothing
+                                (a repository or submodule commit, a test environment, a
+                                loopback service's tool environment); [] when nothing
     POST /passbench/v1/run      {"protocol", "environment", "limits", "workers", "programs"}
                                 -> NDJSON: one verdict a line as each finishes, then
                                 {"done": true, ...}; or {"error": "..."} for a bad request
@@ -19,7 +21,9 @@ Repository programs (SWE-bench) name their repository (owner/name, commit) and t
 environment (cache, lock sha256, Python version) by identity beside the caller's paths; the
 server finds them in its own folders (sandbox/remote/repositories.py, as a Ray node does): its
 mirrors (`--repos`, PASSBENCH_REPOS, then its clone cache `<cache>/repos`, never a folder the
-caller names), its environment caches, and puts its own paths in the caller's. A program that
+caller names) for the repository and its submodules, its environment caches for the test
+environment and the loopback services' tool environments, and puts its own paths in the
+caller's. A program that
 would show any other host folder to its sandbox is refused, so a caller cannot have the server
 show, say, ~/.ssh read-only to a patch.
 """
@@ -44,6 +48,7 @@ from passbench.stages.sandbox import SandboxConfig, open_sandbox
 from passbench.stages.sandbox.base import Limits
 from passbench.stages.sandbox.remote import agent
 from passbench.stages.sandbox.remote.agent import HOST
+from passbench.stages.sandbox.remote.backend import REPOSITORY_EXTRAS
 from passbench.stages.sandbox.remote.repositories import RepositoryResolver, RepositoryRoots
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
@@ -143,6 +148,8 @@ class ProgramService:
             "network": False,
             # it resolves repository programs (SWE-bench) itself: POST /passbench/v1/missing
             "repositories": True,
+            # and their git submodules and loopback services (resolved the same way)
+            "repository_extras": sorted(REPOSITORY_EXTRAS),
             "limits": {"max_workers": self.config.limits.max_workers, **_caps(self.config)},
         }
 

@@ -1,21 +1,21 @@
 """SWE-bench through the `remote` backend against a real `passbench serve` on loopback
 (tests/apps/serve/live.py): the small real repository of fixture.py, one instance in a test
-environment built from its pins (one build for the module), one without, graded through the
-server exactly as locally (verdict, resolution and every test's status); the server reads its
-own mirrors (its --repos folder, never the caller's) and its own environment cache; a server
-that lacks the base commit and the environment stops the run before anything runs, naming
-itself and both; a request naming a host folder outside the server's is refused."""
+environment built from its pins, one without, graded through the server exactly as locally
+(verdict, resolution and every test's status); so are the extras (elsewhere.py: an instance
+whose tests talk to the loopback httpbin, attacked by a patch, and one with a git submodule);
+the server reads its own mirrors (its --repos folder, never the caller's) and its own
+environment cache; a server that lacks the base commit and the environment, or the submodule's
+mirror and the httpbin's tool environment, stops the run before anything runs, naming itself
+and them; a request naming a host folder outside the server's, directly or through a loopback
+service, is refused. The bench and the environment build are conftest.py's, shared with
+test_testenvs.py and test_ray.py."""
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -24,19 +24,37 @@ from tests.apps.serve.live import free_port, running_server
 from tests.stages.sandbox.conftest import BWRAP
 
 from passbench.core.errors import SandboxError
-from passbench.core.records import Program, RepositoryEnvironment, RepositorySpec
+from passbench.core.records import (
+    LoopbackService,
+    Program,
+    RepositoryEnvironment,
+    RepositorySpec,
+)
 from passbench.core.settings import Paths
-from passbench.stages.benchmarks.swebench.benchmark import ENVIRONMENT_CACHE
-from passbench.stages.benchmarks.swebench.environments import RECORD_FILE
+from passbench.stages.benchmarks.swebench.environments import ENVIRONMENT_CACHE, RECORD_FILE
+from passbench.stages.benchmarks.swebench.services import open_httpbin
 from passbench.stages.benchmarks.swebench.testenvs import ENV_DIR_VARIABLE
-from passbench.stages.evaluate import EvaluateSettings, Evaluator
+from passbench.stages.evalenv.manifest import verify_manifest
+from passbench.stages.evaluate import EvaluateSettings
 from passbench.stages.sandbox.base import EnvironmentRef, Limits
-from passbench.stages.sandbox.host.workdirs import default_scratch_root
 from passbench.stages.sandbox.remote.wire import RunRequest, request_to_json
 
+from .conftest import EnvironmentBuilds
+from .elsewhere import (
+    FIX_AND_BREAK,
+    HOSTILE,
+    HTTPBIN_TEST,
+    INSTANCE,
+    JUDGED,
+    NESTED,
+    OTHER,
+    SERVED,
+    SUBMODULE_MIRROR,
+    ExtrasBench,
+    evaluate,
+    mirror_copies,
+)
 from .fixture import SmallBench, make_small_bench
-from .test_ray import FIX_AND_BREAK, JUDGED
-from .test_testenvs import CLI, INSTANCE, OTHER, PINS, PYTHON, export
 
 pytestmark = [
     pytest.mark.bwrap,
@@ -47,58 +65,14 @@ pytestmark = [
 TOKEN = "swebench-remote-token"
 
 
-@pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> SmallBench:
-    """Two instances of one history; an official export (pytest's pins) for the first."""
-    bench = make_small_bench(tmp_path_factory.mktemp("swebench"), ("octo/calc", "octo/other"))
-    rows = [{"instance_id": INSTANCE, "environment_yml": export(PYTHON, PINS)}]
-    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
-    target = bench.data_dir / "swebench" / "swebench-verified-environments.jsonl.gz"
-    target.write_bytes(gzip.compress(text, mtime=0))
-    return bench
-
-
-@pytest.fixture(scope="module")
-def building(small: SmallBench) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
-    """The first instance's environment being built (not under /tmp, which the sandbox
-    replaces), while the server starts."""
-    parent = default_scratch_root().parent / "test-venvs"
-    parent.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="swebench-remote-envs-", dir=parent))
-    environ = {
-        **os.environ,
-        "PASSBENCH_DATA_DIR": str(small.data_dir),
-        ENV_DIR_VARIABLE: str(folder),
-    }
-    command = [*CLI, "env", "create", "swebench-verified", "--tasks", INSTANCE]
-    process = subprocess.Popen(
-        command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
-        yield folder, process
-    finally:
-        process.kill()
-        process.communicate()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _mirror_copies(source: Path, dest: Path) -> Path:
-    dest.mkdir(parents=True)
-    for mirror in sorted(source.iterdir()):
-        subprocess.run(
-            ["git", "clone", "-q", "--mirror", str(mirror), str(dest / mirror.name)], check=True
-        )
-    return dest
-
-
-def _server(root: Path, repos: Path, envs: Path) -> AbstractContextManager[str]:
-    """A server whose mirrors are `repos` (its --repos) and whose 'swebench' environment cache
-    is `envs`: folders of its own, not the caller's."""
+def _server(root: Path, repos: str, envs: Path) -> AbstractContextManager[str]:
+    """A server whose mirrors are `repos` (its --repos: folders separated by ':') and whose
+    'swebench' environment cache is `envs`: folders of its own, not the caller's."""
     from passbench.apps.serve import ServeConfig, ServerLimits
 
     config = ServeConfig(
         base=EvaluateSettings(),
-        paths=Paths(cache_dir=root / "cache", data_dir=None, repos_dir=repos),
+        paths=Paths(cache_dir=root / "cache", data_dir=None, repos_dir=Path(repos)),
         jobs_dir=root / "jobs",
         port=free_port(),
         token=TOKEN,
@@ -109,48 +83,39 @@ def _server(root: Path, repos: Path, envs: Path) -> AbstractContextManager[str]:
 
 
 @pytest.fixture(scope="module")
+def server_repos(small: SmallBench, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The server's own mirrors (its --repos): copies of the caller's."""
+    return mirror_copies(small.repos_dir, tmp_path_factory.mktemp("server-repos") / "repos")
+
+
+@pytest.fixture(scope="module")
 def endpoint(
-    small: SmallBench,
-    building: tuple[Path, subprocess.Popen[str]],
-    tmp_path_factory: pytest.TempPathFactory,
+    server_repos: Path, env_builds: EnvironmentBuilds, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
+    """The server, started while the environment is being built."""
     root = tmp_path_factory.mktemp("server")
-    repos = _mirror_copies(small.repos_dir, root / "repos")
-    with _server(root, repos, building[0]) as url:
+    with _server(root, str(server_repos), env_builds.folder) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
-def envs(building: tuple[Path, subprocess.Popen[str]], endpoint: str) -> Path:
-    """The environment cache, once the build is done."""
-    folder, process = building
-    output, _ = process.communicate(timeout=600)
-    assert process.returncode == 0, output
-    return folder
+def envs(env_builds: EnvironmentBuilds, endpoint: str) -> Path:
+    """The environment cache, once the build is done (after the server started)."""
+    return env_builds.instance_built()
+
+
+@pytest.fixture(scope="module")
+def server_has_extras(extras: ExtrasBench, server_repos: Path, httpbin_envs: Path) -> ExtrasBench:
+    """The extras' mirrors in the server's folder (the submodule's too), and the loopback
+    httpbin's tool environment in its (shared) cache."""
+    mirror_copies(extras.repos_dir, server_repos)
+    return extras
 
 
 def _evaluate(
     small: SmallBench, out: Path, predictions: dict[str, str], **settings: object
 ) -> dict[str, dict[str, object]]:
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "preds.json"
-    path.write_text(
-        json.dumps(
-            {key: {"model_name_or_path": "m", "model_patch": p} for key, p in predictions.items()}
-        )
-    )
-    chosen = EvaluateSettings(
-        benchmark="swebench-verified",
-        workers=2,
-        check_ground_truth=False,
-        **settings,  # type: ignore[arg-type]
-    )
-    paths = Paths(cache_dir=out / "cache", data_dir=small.data_dir, repos_dir=small.repos_dir)
-    outcome = Evaluator(chosen, paths).evaluate_samples(path, out / "results")
-    data = json.loads(outcome.eval_results_path.read_text())
-    entries = {task: dict(found[0]) for task, found in data["eval"].items()}
-    entries["backend"] = dict(data["passbench"]["backend"])
-    return entries
+    return evaluate(small.data_dir, small.repos_dir, out, predictions, **settings)
 
 
 def test_graded_through_the_server_as_graded_locally(
@@ -179,32 +144,102 @@ def test_graded_through_the_server_as_graded_locally(
     assert "pytest-8.3.3" in log.read_text()
 
 
+def test_the_loopback_httpbin_and_a_submodule_are_found_on_the_server(
+    server_has_extras: ExtrasBench,
+    envs: Path,
+    endpoint: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A requests-style instance whose tests talk to the loopback httpbin (the server runs its
+    own build of its tool environment, found by its lock), the same instance with a patch that
+    tries to kill, overwrite and displace the service, and an instance whose setup bootstraps a
+    git submodule (checked out from the server's own mirror of it): graded as locally."""
+    extras = server_has_extras
+    monkeypatch.setenv(ENV_DIR_VARIABLE, str(envs))
+    local = evaluate(extras.data_dir, extras.repos_dir, tmp_path / "local", extras.predictions)
+    remote = evaluate(
+        extras.data_dir,
+        extras.repos_dir,
+        tmp_path / "remote",
+        extras.predictions,
+        backend="remote",
+        endpoint=endpoint,
+        token=TOKEN,
+    )
+    assert remote["backend"]["name"] == "remote"
+    for task in (SERVED, HOSTILE, NESTED):
+        assert {k: remote[task].get(k) for k in JUDGED} == {k: local[task].get(k) for k in JUDGED}
+        # the httpbin answered (and was still httpbin under attack); the submodule was there
+        assert remote[task]["status"] == "pass", (task, remote[task]["reason"])
+    assert HTTPBIN_TEST in remote[SERVED]["pass_to_pass"]["success"]  # type: ignore[index]
+    built = open_httpbin(envs)
+    assert built is not None and verify_manifest(built.root, full=True).intact
+
+
 def test_a_server_without_the_commit_or_the_environment_is_named(
-    small: SmallBench, envs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    small: SmallBench,
+    envs: Path,
+    httpbin_envs: Path,
+    extras: ExtrasBench,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv(ENV_DIR_VARIABLE, str(envs))
     # mirrors of another history under the same names: the base commit is not in them; the
-    # caller's own mirrors are on this machine too, and the server must not read them
+    # caller's own mirrors are on this machine too, and the server must not read them; and
+    # the extras' repositories, but not their submodule's
     unrelated = make_small_bench(tmp_path / "unrelated", ("octo/calc", "octo/other"))
+    partial = mirror_copies(
+        extras.repos_dir,
+        tmp_path / "partial",
+        tuple(p.name for p in extras.repos_dir.iterdir() if p.name != SUBMODULE_MIRROR),
+    )
     (tmp_path / "no-envs").mkdir()
-    server = _server(tmp_path / "server", unrelated.repos_dir, tmp_path / "no-envs")
-    with server as url, pytest.raises(SandboxError) as refused:
-        _evaluate(
-            small,
-            tmp_path / "out",
-            {INSTANCE: small.gold_patch},
-            backend="remote",
-            endpoint=url,
-            token=TOKEN,
-        )
+    repos = f"{unrelated.repos_dir}:{partial}"
+    with _server(tmp_path / "server", repos, tmp_path / "no-envs") as url:
+        with pytest.raises(SandboxError) as refused:
+            _evaluate(
+                small,
+                tmp_path / "out",
+                {INSTANCE: small.gold_patch},
+                backend="remote",
+                endpoint=url,
+                token=TOKEN,
+            )
+        with pytest.raises(SandboxError) as extras_refused:
+            evaluate(
+                extras.data_dir,
+                extras.repos_dir,
+                tmp_path / "out-extras",
+                extras.predictions,
+                backend="remote",
+                endpoint=url,
+                token=TOKEN,
+            )
     message = str(refused.value)
     assert message.startswith(f"remote backend {url.rstrip('/')}: the server lacks: "), message
     assert f"no mirror of octo/calc with commit {small.base_commit[:12]}" in message
-    assert f"in: {unrelated.repos_dir}, {tmp_path / 'server' / 'cache' / 'repos'});" in message
+    cache = tmp_path / "server" / "cache" / "repos"
+    assert f"in: {unrelated.repos_dir}, {partial}, {cache});" in message
     assert "set --repos (or PASSBENCH_REPOS) where the server runs" in message
     assert "no 'swebench' environment of lock" in message and str(tmp_path / "no-envs") in message
     assert str(small.repos_dir) not in message and "\n" not in message
     assert not list((tmp_path / "out" / "results").rglob("test_output.txt"))
+    # the extras: the submodule's mirror and the httpbin's tool environment, nothing else
+    message = str(extras_refused.value)
+    assert message.startswith(f"remote backend {url.rstrip('/')}: the server lacks: "), message
+    commit = extras.submodule_commit
+    assert (
+        f"no mirror of octo/helpers (the submodule astropy_helpers) with commit {commit[:12]}"
+        in message
+    )
+    httpbin = open_httpbin(httpbin_envs)
+    assert httpbin is not None
+    assert f"no 'swebench' environment of lock {httpbin.lock_sha256[:12]}" in message
+    assert "no mirror of psf/requests" not in message and "no mirror of octo/astro" not in message
+    assert str(extras.repos_dir) not in message and "\n" not in message
+    assert not list((tmp_path / "out-extras" / "results").rglob("test_output.txt"))
 
 
 def _run(endpoint: str, program: Program) -> list[dict[str, object]]:
@@ -220,14 +255,22 @@ def _run(endpoint: str, program: Program) -> list[dict[str, object]]:
     return [json.loads(text) for text in answer.text.splitlines() if text.strip()]
 
 
+def _environment_of(envs: Path, repo: str) -> tuple[Path, Path, dict[str, str]]:
+    """The link, the folder and the record of `repo`'s environment in the cache `envs`."""
+    for link in envs.iterdir():
+        if len(link.name) == 64:
+            record = json.loads((link.resolve() / RECORD_FILE).read_text())
+            if record["repo"] == repo:
+                return link, link.resolve(), record
+    raise AssertionError(f"no environment of {repo} in {envs}")
+
+
 def test_a_request_naming_a_host_folder_outside_the_servers_is_refused(
-    small: SmallBench, envs: Path, endpoint: str
+    small: SmallBench, envs: Path, httpbin_envs: Path, endpoint: str
 ) -> None:
     """A caller cannot have the server show its ~/.ssh to a patch: only the environment it
     found in its own cache is shown, whatever folders the request names."""
-    (lock,) = [link for link in envs.iterdir() if len(link.name) == 64]
-    root = lock.resolve()
-    record = json.loads((root / RECORD_FILE).read_text())
+    (lock, root, record) = _environment_of(envs, "octo/calc")
     secret = str(Path.home() / ".ssh")
     environment = RepositoryEnvironment(
         cache=ENVIRONMENT_CACHE,
@@ -275,6 +318,31 @@ def test_a_request_naming_a_host_folder_outside_the_servers_is_refused(
     )
     (only,) = _run(endpoint, bare)
     assert "names host folders without naming its environment: refused" in str(only["error"])
+    # nor through a loopback service: its command and folders must lie in the tool
+    # environment the server found by its lock
+    built = open_httpbin(httpbin_envs)
+    assert built is not None
+    service = LoopbackService(
+        name="httpbin",
+        argv=(str(built.python), "-I", "/run/passbench/files/loopback-httpbin.py"),
+        port=58080,
+        read_only=(str(built.root), str(built.base_prefix)),
+        environment=built.by_identity(),
+    )
+    for key, forged in [
+        ("folder#0", replace(service, read_only=(*service.read_only, secret))),
+        ("command#0", replace(service, argv=("/usr/bin/env", *service.argv))),
+    ]:
+        program = replace(
+            bare,
+            key=key,
+            repository=replace(spec, read_only=spec.read_only[:2], services=(forged,)),
+        )
+        (only,) = _run(endpoint, program)
+        outside = secret if key == "folder#0" else "/usr/bin/env"
+        assert only == {
+            "error": f"{key}: host path {outside} is outside the program's environment: refused"
+        }
 
 
 def test_a_server_without_mirrors_of_its_own_never_reads_the_callers(
@@ -312,3 +380,4 @@ def test_a_server_without_mirrors_of_its_own_never_reads_the_callers(
         "runs to a folder with one"
     ]
     assert service.info()["repositories"] is True
+    assert service.info()["repository_extras"] == ["services", "submodules"]

@@ -1,18 +1,15 @@
 """The SWE-bench environments in use: `passbench env check/create swebench-*` through the
 benchmark's `task_environments` hook, and `evaluate` running an instance in its built
 environment (a real build of pytest's few pins from PyPI, once for the file) on the small real
-repository of fixture.py, with its verdict and pass@k file naming the environment."""
+repository of fixture.py, with its verdict and pass@k file naming the environment. The bench
+and the build are conftest.py's, shared with test_ray.py and test_remote.py."""
 
 from __future__ import annotations
 
 import gzip
 import json
 import os
-import shutil
 import subprocess
-import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,48 +18,15 @@ from tests.stages.sandbox.conftest import BWRAP
 from passbench.core.settings import Paths
 from passbench.stages.benchmarks import get_benchmark
 from passbench.stages.benchmarks.data import DataSettings
+from passbench.stages.benchmarks.swebench.environments import RECORD_FILE
 from passbench.stages.benchmarks.swebench.testenvs import ENV_DIR_VARIABLE, NO_ENVIRONMENT
 from passbench.stages.evalenv.manifest import verify_manifest
 from passbench.stages.evaluate import EvaluateSettings, Evaluator
-from passbench.stages.sandbox.host.workdirs import default_scratch_root
 
-from .fixture import SmallBench, make_small_bench
+from .elsewhere import CLI, INSTANCE, OTHER, PYTHON, export
+from .fixture import SmallBench
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.skipif(not BWRAP, reason="bubblewrap cannot run")]
-
-PYTHON = ".".join(map(str, sys.version_info[:3]))
-INSTANCE = "octo__calc-1"
-OTHER = "octo__other-2"  # same repository history, no export: no lock, no environment
-#: pytest and what it needs on this Python, as an official export's pip section pins them
-PINS = ("pytest==8.3.3", "pluggy==1.5.0", "iniconfig==2.0.0", "packaging==24.1")
-CLI = [sys.executable, "-m", "passbench.apps.cli"]
-
-
-def export(python: str, pins: tuple[str, ...]) -> str:
-    lines = ["name: testbed", "channels:", "  - defaults", "dependencies:"]
-    lines += [f"  - python={python}=h1234567_0", "  - pip:", *(f"      - {p}" for p in pins)]
-    return "\n".join([*lines, "prefix: /opt/miniconda3/envs/testbed", ""])
-
-
-@pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> SmallBench:
-    """The small bench, with an official export for its first instance only."""
-    bench = make_small_bench(tmp_path_factory.mktemp("swebench"), ("octo/calc", "octo/other"))
-    rows = [{"instance_id": INSTANCE, "environment_yml": export(PYTHON, PINS)}]
-    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
-    target = bench.data_dir / "swebench" / "swebench-verified-environments.jsonl.gz"
-    target.write_bytes(gzip.compress(text, mtime=0))
-    return bench
-
-
-@pytest.fixture(scope="module")
-def envs() -> Iterator[Path]:
-    """Not under /tmp, which the sandbox replaces: it shows environments at their own path."""
-    parent = default_scratch_root().parent / "test-venvs"
-    parent.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="swebench-envs-", dir=parent))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def cli(small: SmallBench, envs: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -80,12 +44,6 @@ def cli(small: SmallBench, envs: Path, *args: str) -> subprocess.CompletedProces
 def items(done: subprocess.CompletedProcess[str]) -> dict[str, dict[str, object]]:
     report = json.loads(done.stdout)
     return {item["name"]: item for item in report["items"]}
-
-
-@pytest.fixture(scope="module")
-def created(small: SmallBench, envs: Path) -> subprocess.CompletedProcess[str]:
-    """`env create` of both instances: the one with an export is built, the other has no lock."""
-    return cli(small, envs, "env", "create", "swebench-verified", "--tasks", f"{INSTANCE},{OTHER}")
 
 
 def test_check_before_and_after_create(
@@ -110,7 +68,13 @@ def test_check_before_and_after_create(
     assert f"built (Python {PYTHON})" in str(items(after)[INSTANCE]["detail"])
     again = cli(small, envs, "env", "create", "swebench-verified", "--tasks", INSTANCE)
     assert again.returncode == 0 and "cached" in again.stderr, again.stderr
-    assert len(list((envs / "builds").iterdir())) == 1
+    # one build of the instance's lock (the loopback httpbin's tool environment, which other
+    # tests build in the shared cache, is not one of the bench's)
+    assert len([b for b in (envs / "builds").iterdir() if _repo_of(b) == "octo/calc"]) == 1
+
+
+def _repo_of(build: Path) -> str:
+    return str(json.loads((build / RECORD_FILE).read_text()).get("repo"))
 
 
 def test_verify_and_info_name_each_environment_and_catch_a_changed_file(
@@ -200,8 +164,8 @@ def test_evaluate_runs_in_the_built_environment(
     assert mine["status"] == "pass", mine
     assert mine["environment"] == "official"
     lock = mine["environment_lock"]
-    (root,) = (envs / "builds").iterdir()
-    assert (envs / lock["lock_sha256"]).resolve() == root
+    root = (envs / lock["lock_sha256"]).resolve()
+    assert root.parent == envs / "builds" and _repo_of(root) == "octo/calc"
     assert lock["python"] == PYTHON and lock["lock_source"] == "export"
     (log,) = (tmp_path / "out").rglob(f"{INSTANCE}/test_output.txt")
     assert "pytest-8.3.3" in log.read_text()  # the environment's pytest, not passbench's

@@ -45,8 +45,8 @@ from passbench.core.records import (
     ExecResult,
     Program,
     Prompt,
-    RepositoryEnvironment,
     RepositorySpec,
+    RepositorySubmodule,
     Sample,
     Task,
 )
@@ -55,11 +55,7 @@ from passbench.stages.benchmarks.base import BenchmarkBase, Judging, TaskId
 from passbench.stages.benchmarks.data import DataFile, DataSettings
 from passbench.stages.benchmarks.prompting import PromptStyle
 from passbench.stages.benchmarks.swebench import grading, prompting
-from passbench.stages.benchmarks.swebench.environments import (
-    RECORD_FILE,
-    BuiltEnvironment,
-    instance_environment,
-)
+from passbench.stages.benchmarks.swebench.environments import instance_environment
 from passbench.stages.benchmarks.swebench.instances import (
     END_TEST_OUTPUT,
     START_TEST_OUTPUT,
@@ -97,10 +93,6 @@ MODEL_PATCH = "model.patch"
 TEST_PATCH = "test.patch"
 #: The environment record (testenvs.InstanceEnvironment.record) among the program's files.
 ENVIRONMENT_FILE = "environment.json"
-#: The environment cache the test environments are in, by name, as a machine that does not
-#: share this one's files finds it ($PASSBENCH_SWEBENCH_ENV_DIR, else envs/swebench in its user
-#: data folder: testenvs.environments_folder).
-ENVIRONMENT_CACHE = "swebench"
 #: Test output kept in a verdict for the official test_output.txt (head and tail beyond it).
 _LOG_KEEP = 1024 * 1024
 _HF = "https://huggingface.co"
@@ -323,20 +315,6 @@ def eval_script(instance: Instance, environment: InstanceEnvironment | None = No
     )
 
 
-def _by_identity(built: BuiltEnvironment) -> RepositoryEnvironment:
-    """The environment as another machine finds its own build of the same lock: the eval
-    script names its folders (the offline install's PYTHONPATH), so it is rewritten there."""
-    return RepositoryEnvironment(
-        cache=ENVIRONMENT_CACHE,
-        lock_sha256=built.lock_sha256,
-        python_version=built.python_version,
-        root=str(built.root),
-        base_prefix=str(built.base_prefix),
-        record=RECORD_FILE,
-        rewrite=("eval.sh",),
-    )
-
-
 def _uses_pytest(instance: Instance) -> bool:
     command = parse_eval_script(instance).test_command
     return re.search(r"(^|\s|/)(py\.test|pytest)(\s|$)", command) is not None
@@ -556,7 +534,9 @@ class _SWEBench(BenchmarkBase):
         git_dir = source.mirror(instance.repo, instance.base_commit)
         # what the official install fetches online (astropy's astropy_helpers submodule)
         submodules = tuple(
-            (sub.path, str(source.mirror(sub.repo, sub.commit)), sub.commit)
+            RepositorySubmodule(
+                sub.path, str(source.mirror(sub.repo, sub.commit)), sub.commit, sub.repo
+            )
             for sub in bootstrapped_submodules(git_dir, instance.base_commit)
         )
         environment = self.task_environments().for_task(task)
@@ -615,7 +595,8 @@ class _SWEBench(BenchmarkBase):
                 services=stand_ins.services,
                 tarpit=stand_ins.tarpit,
                 repo=instance.repo,
-                environment=_by_identity(built),
+                # the eval script names its folders (the offline install's PYTHONPATH)
+                environment=built.by_identity(rewrite=("eval.sh",)),
             )
         return {"source": code, "style": "repository", "timeout_s": timeout_s, "repository": spec}
 

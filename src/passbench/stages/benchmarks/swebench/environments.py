@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from passbench.core.errors import EnvironmentError_, InputError
+from passbench.core.records import RepositoryEnvironment
 from passbench.stages.benchmarks.swebench.locks import (
     EnvironmentChoice,
     EnvironmentLock,
@@ -68,6 +69,11 @@ from passbench.stages.evalenv.lock import normalize_name
 from passbench.stages.evalenv.manifest import record_manifest, verify_manifest
 
 RECORD_FILE = "passbench-swebench-env.json"
+#: The environment cache the test environments (and the loopback httpbin's tool environment)
+#: are in, by name, as a machine that does not share this one's files finds it
+#: ($PASSBENCH_SWEBENCH_ENV_DIR, else envs/swebench in its user data folder:
+#: testenvs.environments_folder).
+ENVIRONMENT_CACHE = "swebench"
 LOCK_FILE = "passbench-lock.txt"
 BUILD_TOOLS_DIR = "passbench-build-tools"
 INSTANCE_DIR = "instance"
@@ -169,6 +175,19 @@ class BuiltEnvironment:
     @property
     def readonly_paths(self) -> tuple[Path, ...]:
         return (self.root, self.base_prefix)
+
+    def by_identity(self, rewrite: tuple[str, ...] = ()) -> RepositoryEnvironment:
+        """This environment as another machine finds its own build of the same lock; the
+        program's files named in `rewrite` name its folders, so they are rewritten there."""
+        return RepositoryEnvironment(
+            cache=ENVIRONMENT_CACHE,
+            lock_sha256=self.lock_sha256,
+            python_version=self.python_version,
+            root=str(self.root),
+            base_prefix=str(self.base_prefix),
+            record=RECORD_FILE,
+            rewrite=rewrite,
+        )
 
     def identity(self, choice: EnvironmentChoice) -> dict[str, str]:
         """What a result records about the environment an instance ran in."""

@@ -53,6 +53,8 @@ from pathlib import Path
 from passbench.core.errors import DatasetError, InputError
 from passbench.stages.benchmarks.swebench.instances import Instance
 from passbench.stages.sandbox.host.workingcopy import (
+    has_commit,
+    is_git_dir,
     isolated_environment,
     last_line,
     make_working_copy,
@@ -111,11 +113,11 @@ class RepositorySource:
         if self.repos_dir is not None:
             self._check_local(repo, path, commit)
             return path
-        if not _is_git_dir(path):
+        if not is_git_dir(path):
             self._clone(repo, path)
-        if commit is not None and not _has_commit(path, commit):
+        if commit is not None and not has_commit(path, commit):
             _fetch(repo, path)
-            if not _has_commit(path, commit):
+            if not has_commit(path, commit):
                 raise DatasetError(
                     f"{repo}: commit {commit} is not in {path}, even after fetching "
                     f"{self.base_url}/{repo}.git again"
@@ -150,9 +152,9 @@ class RepositorySource:
                 f"{DEFAULT_BASE_URL}/{repo}.git {path}",
                 path=self.folder,
             )
-        if not _is_git_dir(path):
+        if not is_git_dir(path):
             raise InputError(f"{path.name} ({repo}) is not a git directory", path=self.folder)
-        if commit is not None and not _has_commit(path, commit):
+        if commit is not None and not has_commit(path, commit):
             raise InputError(
                 f"{repo}: commit {commit} is not in {path.name}; fetch it into the mirror "
                 f"(git --git-dir {path} fetch)",
@@ -173,7 +175,7 @@ class RepositorySource:
             try:
                 temporary.rename(path)
             except OSError:
-                if not _is_git_dir(path):  # not a concurrent clone that won the race
+                if not is_git_dir(path):  # not a concurrent clone that won the race
                     raise
         finally:
             shutil.rmtree(temporary, ignore_errors=True)
@@ -262,18 +264,6 @@ def _submodule_url(git_dir: Path, commit: str, path: str, env: dict[str, str]) -
         if listed_path.rstrip("/") == path:
             return urls.get(name)
     return None
-
-
-def _is_git_dir(path: Path) -> bool:
-    """What git itself requires of a git directory: HEAD, objects/ and refs/."""
-    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
-
-
-def _has_commit(git_dir: Path, commit: str) -> bool:
-    done = run_git(
-        ["cat-file", "-e", f"{commit}^{{commit}}"], git_dir=git_dir, env=isolated_environment()
-    )
-    return done.returncode == 0
 
 
 def _fetch(repo: str, git_dir: Path) -> None:

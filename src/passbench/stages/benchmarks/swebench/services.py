@@ -15,8 +15,11 @@ calls fail at once ("Network is unreachable") where the official container waits
   a connect waits for its timeout, as on a networked machine where nothing answers.
 
 Both need passbench to run as root (a second user and namespace root inside the sandbox for a
-moment). Tests that reach named hosts of the internet (https://httpbin.org directly, a redirect
-to www.google.co.uk) still fail: `specs.INTERNET_TESTS` lists them.
+moment). Through `--backend ray` or `remote` the httpbin's tool environment goes by identity
+(its lock's sha256 in the node's or server's own 'swebench' cache), as the test environment
+does: build it there with `passbench env create swebench-verified --subset requests`. Tests
+that reach named hosts of the internet (https://httpbin.org directly, a redirect to
+www.google.co.uk) still fail: `specs.INTERNET_TESTS` lists them.
 """
 
 from __future__ import annotations
@@ -158,6 +161,8 @@ def run_stand_ins(repo: str, cache_dir: Path, files_dir: str) -> RunStandIns:
                     port=HTTPBIN_PORT,
                     read_only=tuple(str(path) for path in built.readonly_paths),
                     variables=((wanted.httpbin_variable, "http://127.0.0.1:{port}/"),),
+                    # a Ray node or a server runs its own build of the same lock
+                    environment=built.by_identity(),
                 )
             )
             files.append((HTTPBIN_SCRIPT_FILE, HTTPBIN_SCRIPT))

@@ -43,8 +43,10 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
             folder.mkdir(mode=0o755)
         try:
             make_working_copy(program.task_id, Path(spec.git_dir), spec.commit, working_copy)
-            for path, git_dir, commit in spec.submodules:
-                add_submodule(program.task_id, working_copy, path, Path(git_dir), commit)
+            for sub in spec.submodules:
+                add_submodule(
+                    program.task_id, working_copy, sub.path, Path(sub.git_dir), sub.commit
+                )
         except DatasetError as error:
             return _failed(program, started, f"cannot make the working copy: {error}")
         python = Path(spec.python) if spec.python else Path(os.path.abspath(config.python))

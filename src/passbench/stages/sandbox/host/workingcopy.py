@@ -126,6 +126,19 @@ def _tags_to_keep(git_dir: Path, commit: str, env: dict[str, str]) -> list[tuple
     return kept
 
 
+def is_git_dir(path: Path) -> bool:
+    """What git itself requires of a git directory: HEAD, objects/ and refs/."""
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def has_commit(git_dir: Path, commit: str) -> bool:
+    """Whether `git_dir` holds `commit` (a commit object, not just any object of that id)."""
+    done = run_git(
+        ["cat-file", "-e", f"{commit}^{{commit}}"], git_dir=git_dir, env=isolated_environment()
+    )
+    return done.returncode == 0
+
+
 def run_git(
     args: list[str],
     *,

@@ -10,13 +10,27 @@ asks for a verdict twice.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from passbench.core.errors import SandboxError
-from passbench.core.records import ExecResult, Isolation, Program
+from passbench.core.records import ExecResult, Isolation, Program, RepositorySpec
 from passbench.stages.sandbox.base import WarnCallback
 from passbench.stages.sandbox.remote.retrying import run_with_retries
+
+#: What a repository program may need of a runner besides its repository and environment: the
+#: name a runner's info gives it, what a refusal says a backend does not do, and which programs
+#: need it.
+REPOSITORY_EXTRAS: dict[str, tuple[str, Callable[[RepositorySpec], bool]]] = {
+    "services": (
+        "start loopback services (requests' httpbin)",
+        lambda spec: bool(spec.services),
+    ),
+    "submodules": (
+        "check out git submodules (astropy's astropy_helpers)",
+        lambda spec: bool(spec.submodules),
+    ),
+}
 
 
 def _ignore(message: str) -> None:
@@ -33,6 +47,8 @@ class RemoteBackend(ABC):
     #: whether its runners resolve repository programs (SWE-bench) on their own machine
     #: (remote/repositories.py); a backend that does not refuses them before anything runs
     runs_repositories = False
+    #: which of REPOSITORY_EXTRAS its runners provide as well
+    repository_extras: frozenset[str] = frozenset()
 
     def __init__(self, where: str, cgroup: str, warn: WarnCallback | None) -> None:
         self.where = where  # how messages name this backend ("remote backend URL", ...)
@@ -51,24 +67,28 @@ class RemoteBackend(ABC):
 
     def run(self, programs: Iterable[Program]) -> Iterator[ExecResult]:
         listed = list(programs)
-        if not self.runs_repositories and any(p.style == "repository" for p in listed):
-            raise SandboxError(self._no_repositories())
-        served = sorted({p.task_id for p in listed if p.repository and p.repository.services})
-        if served:
-            raise SandboxError(
-                f"{self.where} does not start loopback services (requests' httpbin) for "
-                f"{served[0]}{f' and {len(served) - 1} more' if len(served) > 1 else ''} yet: "
-                "use --backend local"
-            )
-        nested = sorted({p.task_id for p in listed if p.repository and p.repository.submodules})
-        if nested:
-            # their git directories are paths of this machine that no runner resolves yet
-            raise SandboxError(
-                f"{self.where} does not check out git submodules (astropy's astropy_helpers) "
-                f"for {nested[0]}{f' and {len(nested) - 1} more' if len(nested) > 1 else ''} "
-                "yet: use --backend local"
-            )
+        unsupported = self._unsupported(listed)
+        if unsupported:
+            raise SandboxError(unsupported)
         return self._with_retries(listed)
+
+    def _unsupported(self, programs: list[Program]) -> str | None:
+        """Why this backend refuses `programs` before anything runs (one line), or None: the
+        repository programs when its runners do not resolve them, else the first of
+        `REPOSITORY_EXTRAS` some program needs and its runners lack."""
+        specs = [(p.task_id, p.repository) for p in programs if p.style == "repository"]
+        if not specs:
+            return None
+        if not self.runs_repositories:
+            return self._no_repositories()
+        for extra, (what, needs) in REPOSITORY_EXTRAS.items():
+            if extra in self.repository_extras:
+                continue
+            tasks = sorted({task for task, spec in specs if spec is not None and needs(spec)})
+            if tasks:
+                more = f" and {len(tasks) - 1} more" if len(tasks) > 1 else ""
+                return f"{self.where} does not {what} for {tasks[0]}{more}: {self._extra_hint()}"
+        return None
 
     def _no_repositories(self) -> str:
         """Why this backend refuses repository programs (one line)."""
@@ -76,6 +96,10 @@ class RemoteBackend(ABC):
             f"{self.where} does not run repository programs (SWE-bench) yet: "
             "use --backend local, ray or remote"
         )
+
+    def _extra_hint(self) -> str:
+        """What to do about a repository program this backend's runners cannot run."""
+        return "use --backend local"
 
     def _with_retries(self, programs: list[Program]) -> Iterator[ExecResult]:
         return run_with_retries(

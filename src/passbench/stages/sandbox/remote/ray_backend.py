@@ -55,7 +55,7 @@ from passbench.stages.sandbox.base import (
     WarnCallback,
 )
 from passbench.stages.sandbox.host.local import schedule
-from passbench.stages.sandbox.remote.backend import RemoteBackend
+from passbench.stages.sandbox.remote.backend import REPOSITORY_EXTRAS, RemoteBackend
 from passbench.stages.sandbox.remote.repositories import needs
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
@@ -284,6 +284,8 @@ class RaySandbox(RemoteBackend):
     else RAY_ADDRESS, else a cluster started on this machine)."""
 
     runs_repositories = True
+    # every node resolves them too (its own mirrors, its own environment cache)
+    repository_extras = frozenset(REPOSITORY_EXTRAS)
 
     def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
         self._ray = ray = _ray()

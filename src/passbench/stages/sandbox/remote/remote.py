@@ -8,11 +8,12 @@ failing server) are retried with backoff for the programs still without a verdic
 is never asked for twice.
 
 Repository programs (SWE-bench) run too, on a server that says it resolves them (its info's
-"repositories"): before a batch with some runs, the server is asked what it lacks of the
-repository commits and test environments the batch names (POST /passbench/v1/missing, each
-need once per run), and a server that lacks any stops the run there, in one line naming the
-server and what it lacks; it finds them in its own folders and puts its own paths in the
-caller's (serve/programs.py, remote/repositories.py).
+"repositories", and "repository_extras" for git submodules and loopback services): before a
+batch with some runs, the server is asked what it lacks of the repository and submodule
+commits, test environments and services' tool environments the batch names (POST
+/passbench/v1/missing, each need once per run), and a server that lacks any stops the run
+there, in one line naming the server and what it lacks; it finds them in its own folders and
+puts its own paths in the caller's (serve/programs.py, remote/repositories.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from passbench.stages.sandbox.base import (
     SandboxConfig,
     WarnCallback,
 )
-from passbench.stages.sandbox.remote.backend import RemoteBackend
+from passbench.stages.sandbox.remote.backend import REPOSITORY_EXTRAS, RemoteBackend
 from passbench.stages.sandbox.remote.repositories import needs
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
@@ -121,6 +122,12 @@ class RemoteSandbox(RemoteBackend):
         self._isolation = Isolation(info.get("isolation", Isolation.BUBBLEWRAP.value))
         # a server of this protocol but an older passbench does not resolve them
         self.runs_repositories = bool(info.get("repositories"))
+        extras = info.get("repository_extras")
+        self.repository_extras = frozenset(
+            extra
+            for extra in (extras if isinstance(extras, list) else ())
+            if extra in REPOSITORY_EXTRAS
+        )
         self._server_version = str(info.get("passbench", "?"))
         self._checked: set[tuple[str, ...]] = set()  # repository needs the server has
         self._client = httpx.Client(
@@ -136,6 +143,12 @@ class RemoteSandbox(RemoteBackend):
         return (
             f"{self.where} runs passbench {self._server_version}, which does not run "
             "repository programs (SWE-bench): install this passbench on the server"
+        )
+
+    def _extra_hint(self) -> str:
+        return (
+            f"the server runs passbench {self._server_version}: install this passbench on the "
+            "server, or use --backend local"
         )
 
     def _check_repositories(self, programs: list[Program]) -> None:

@@ -21,9 +21,16 @@ records.RepositoryEnvironment), and the node (or server) finds them itself:
 - then the program's paths are rewritten, the caller's environment folder and base interpreter
   prefix becoming the node's, in its interpreter, read-only folders, fresh folders, variables,
   script and the files the program names (`RepositoryEnvironment.rewrite`); every folder the
-  program would show in its sandbox must then lie in the node's environment, else it is refused.
+  program would show in its sandbox must then lie in the node's environment, else it is refused;
+- its git submodules (astropy's astropy_helpers: records.RepositorySubmodule) the same way as
+  the repository, each by its own "owner/name" and commit in the same folders;
+- its loopback services (requests' httpbin: records.LoopbackService) from the node's build of
+  the tool environment each names by identity, found and checked like the test environment;
+  the service's command and read-only folders are rewritten to that build and must lie in it,
+  else it is refused (a service without one is refused too). Services and the tarpit need the
+  node to run passbench as root, which `missing` says as well.
 
-A node or server that lacks a commit or an environment says which (`missing`), so the backend
+A node or server that lacks any of these says which (`missing`), so the backend
 can refuse the run before anything runs, naming it (`needs`: what a backend asks about). The
 sandbox that runs the program is the local backend's (host/repositories.py), so a verdict's raw
 data (the output, the exit code, the pytest channel's records) is what a local run gives; the
@@ -37,15 +44,22 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from passbench.core.errors import PassbenchError, SandboxError
-from passbench.core.records import Program, RepositoryEnvironment, RepositorySpec
+from passbench.core.records import (
+    LoopbackService,
+    Program,
+    RepositoryEnvironment,
+    RepositorySubmodule,
+)
 from passbench.core.settings import default_cache_dir
 from passbench.stages.evalenv.location import envs_root
 from passbench.stages.evalenv.manifest import verify_manifest
-from passbench.stages.sandbox.host.workingcopy import isolated_environment, run_git
+from passbench.stages.sandbox.host.workingcopy import has_commit, is_git_dir
+from passbench.stages.sandbox.remote.wire import safe_relative_path
 
 #: Where a node's own mirrors are (as `--repos` names them on the caller).
 REPOS_VARIABLE = "PASSBENCH_REPOS"
@@ -136,48 +150,71 @@ class RepositoryResolver:
         """What this machine lacks to run `programs`, one line each (empty: nothing)."""
         lines: list[str] = []
         seen: set[tuple[str, ...]] = set()
+
+        def check(key: tuple[str, ...], find: Callable[[], object]) -> None:
+            if key not in seen:
+                seen.add(key)
+                lines.extend(_error_of(find))
+
         for program in programs:
             spec = program.repository
             if program.style != "repository" or spec is None:
                 continue
-            repository = ("repo", spec.repo, spec.commit, str(Path(spec.git_dir).parent))
-            if repository not in seen:
-                seen.add(repository)
-                lines += _error_of(self.mirror, spec)
-            environment = spec.environment
-            if environment is None:
-                continue
-            lock = ("env", environment.cache, environment.lock_sha256)
-            if lock not in seen:
-                seen.add(lock)
-                lines += _error_of(self.environment, environment)
+            check(
+                ("repo", spec.repo, spec.commit, str(Path(spec.git_dir).parent)),
+                partial(self.mirror, spec.repo, spec.commit, spec.git_dir),
+            )
+            for sub in spec.submodules:
+                check(
+                    ("repo", sub.repo, sub.commit, str(Path(sub.git_dir).parent)),
+                    partial(self.mirror, sub.repo, sub.commit, sub.git_dir, sub.path),
+                )
+            if spec.environment is not None:
+                check(
+                    ("env", spec.environment.cache, spec.environment.lock_sha256),
+                    partial(self.environment, spec.environment),
+                )
+            for service in spec.services:
+                # its tool environment, and that it shows nothing outside it
+                check(("service", repr(service)), partial(self._service, program.key, service))
+            if spec.services or spec.tarpit:
+                check(("root",), self._as_root)
         return lines
+
+    def _as_root(self) -> None:
+        if os.geteuid() != 0:
+            raise SandboxError(
+                f"{self.roots.runner} runs passbench as uid {os.geteuid()}: the loopback "
+                "services (requests' httpbin) and the tarpit need it run as root"
+            )
 
     # -- the repository
 
-    def mirror(self, spec: RepositorySpec) -> Path:
-        """This machine's git directory holding `spec.repo` with `spec.commit`; SandboxError
-        naming what is missing."""
-        if not spec.repo:
+    def mirror(self, repo: str, commit: str, callers_git_dir: str, submodule: str = "") -> Path:
+        """This machine's git directory holding `repo` with `commit` (the repository's, or
+        that of its submodule at path `submodule`); `callers_git_dir` is where the caller has
+        it. SandboxError naming what is missing."""
+        of = f" (the submodule {submodule})" if submodule else ""
+        if not repo:
             raise SandboxError(
-                "a repository program without its repository's name (owner/name) cannot run "
-                "on another machine: the caller's passbench is older than this one"
+                f"a repository program without its repository's name{of} (owner/name) cannot "
+                "run on another machine: the caller's passbench is older than this one"
             )
-        name = mirror_name(spec.repo)
-        if name is None or not _COMMIT.fullmatch(spec.commit):
-            raise SandboxError(f"not a repository and commit: {spec.repo!r} {spec.commit!r}")
-        cached = self._commits.get((spec.repo, spec.commit))
+        name = mirror_name(repo)
+        if name is None or not _COMMIT.fullmatch(commit):
+            raise SandboxError(f"not a repository and commit{of}: {repo!r} {commit!r}")
+        cached = self._commits.get((repo, commit))
         if cached is not None:
             return cached
-        folders = self.roots.mirror_folders(str(Path(spec.git_dir).parent))
+        folders = self.roots.mirror_folders(str(Path(callers_git_dir).parent))
         for folder in folders:
             git_dir = folder / name
-            if _is_git_dir(git_dir) and _has_commit(git_dir, spec.commit):
-                self._commits[(spec.repo, spec.commit)] = git_dir
+            if is_git_dir(git_dir) and has_commit(git_dir, commit):
+                self._commits[(repo, commit)] = git_dir
                 return git_dir
         searched = ", ".join(str(folder) for folder in folders) or "no folder"
         raise SandboxError(
-            f"no mirror of {spec.repo} with commit {spec.commit[:12]} ({name} in: {searched}); "
+            f"no mirror of {repo}{of} with commit {commit[:12]} ({name} in: {searched}); "
             f"set {self.roots.repos_setting} where {self.roots.runner} runs to a folder with one"
         )
 
@@ -231,13 +268,17 @@ class RepositoryResolver:
     # -- the program, with this machine's paths
 
     def localize(self, program: Program) -> Program:
-        """`program` with this machine's git directory and environment in place of the
+        """`program` with this machine's git directories and environments in place of the
         caller's paths; SandboxError when something is missing or the program names host
-        folders outside its environment."""
+        folders outside its environments."""
         spec = program.repository
         if program.style != "repository" or spec is None:
             return program
-        git_dir = self.mirror(spec)
+        git_dir = self.mirror(spec.repo, spec.commit, spec.git_dir)
+        submodules = tuple(self._submodule(program.key, sub) for sub in spec.submodules)
+        services = tuple(self._service(program.key, service) for service in spec.services)
+        if spec.services or spec.tarpit:
+            self._as_root()
         environment = spec.environment
         if environment is None:
             # the sandbox's own interpreter: no host folder of the caller's may be shown
@@ -246,7 +287,8 @@ class RepositoryResolver:
                     f"{program.key}: a repository program that names host folders without "
                     "naming its environment: refused"
                 )
-            return replace(program, repository=replace(spec, git_dir=str(git_dir)))
+            local = replace(spec, git_dir=str(git_dir), submodules=submodules, services=services)
+            return replace(program, repository=local)
         found = self.environment(environment)
         moved = _Mover(
             {environment.root: str(found.root), environment.base_prefix: str(found.base_prefix)}
@@ -258,18 +300,50 @@ class RepositoryResolver:
         local = replace(
             spec,
             git_dir=str(git_dir),
+            submodules=submodules,
             python=moved.text(spec.python) if spec.python is not None else None,
             read_only=tuple(moved.text(path) for path in spec.read_only),
             fresh_dirs=tuple(moved.text(path) for path in spec.fresh_dirs),
             env=tuple((name, moved.text(value)) for name, value in spec.env),
             script=moved.text(spec.script),
             files=files,
+            services=services,
             environment=replace(
                 environment, root=str(found.root), base_prefix=str(found.base_prefix)
             ),
         )
-        _check_inside(program.key, local, (found.root, found.base_prefix))
+        paths = [*local.read_only, *local.fresh_dirs]
+        if local.python is not None:
+            paths.append(local.python)
+        _check_inside(program.key, paths, (found.root, found.base_prefix))
         return replace(program, repository=local)
+
+    def _submodule(self, key: str, sub: RepositorySubmodule) -> RepositorySubmodule:
+        if not safe_relative_path(sub.path):
+            raise SandboxError(f"{key}: submodule path {sub.path!r} is not a plain relative path")
+        return replace(sub, git_dir=str(self.mirror(sub.repo, sub.commit, sub.git_dir, sub.path)))
+
+    def _service(self, key: str, service: LoopbackService) -> LoopbackService:
+        """`service` run from this machine's build of its tool environment: its interpreter
+        and every folder it shows lie there, else it is refused."""
+        wanted = service.environment
+        if wanted is None:
+            raise SandboxError(
+                f"{key}: the loopback service {service.name} does not name its tool "
+                "environment: refused"
+            )
+        found = self.environment(wanted)
+        moved = _Mover({wanted.root: str(found.root), wanted.base_prefix: str(found.base_prefix)})
+        local = replace(
+            service,
+            argv=tuple(moved.text(arg) for arg in service.argv),
+            read_only=tuple(moved.text(path) for path in service.read_only),
+            environment=replace(wanted, root=str(found.root), base_prefix=str(found.base_prefix)),
+        )
+        # its command is its environment's interpreter; its other arguments are the run's own
+        # files (/run/passbench/files), never a host path
+        _check_inside(key, [*local.read_only, *local.argv[:1]], (found.root, found.base_prefix))
+        return local
 
 
 def needs(programs: Iterable[Program]) -> dict[tuple[str, ...], Program]:
@@ -283,7 +357,15 @@ def needs(programs: Iterable[Program]) -> dict[tuple[str, ...], Program]:
         if program.style != "repository" or spec is None:
             continue
         lock = spec.environment.lock_sha256 if spec.environment is not None else ""
-        key = (spec.repo, spec.commit, spec.git_dir, lock)
+        key = (
+            spec.repo,
+            spec.commit,
+            spec.git_dir,
+            lock,
+            *(f"{sub.repo}@{sub.commit}@{sub.git_dir}" for sub in spec.submodules),
+            *(f"service:{s.environment.lock_sha256}" for s in spec.services if s.environment),
+            f"root:{bool(spec.services or spec.tarpit)}",
+        )
         if key not in found:
             found[key] = replace(program, source="", repository=replace(spec, script="", files=()))
     return found
@@ -309,11 +391,8 @@ class _Mover:
         return self._pattern.sub(lambda match: self._moves[match.group(0)], text)
 
 
-def _check_inside(key: str, spec: RepositorySpec, allowed: Sequence[Path]) -> None:
+def _check_inside(key: str, paths: Sequence[str], allowed: Sequence[Path]) -> None:
     """Every host path the sandbox would show is inside this machine's environment."""
-    paths = [*spec.read_only, *spec.fresh_dirs]
-    if spec.python is not None:
-        paths.append(spec.python)
     for path in paths:
         if not os.path.isabs(path) or ".." in Path(path).parts:
             raise SandboxError(f"{key}: host path {path!r} is not a plain absolute path")
@@ -323,12 +402,9 @@ def _check_inside(key: str, spec: RepositorySpec, allowed: Sequence[Path]) -> No
             )
 
 
-_T = TypeVar("_T")
-
-
-def _error_of(find: Callable[[_T], object], wanted: _T) -> list[str]:
+def _error_of(find: Callable[[], object]) -> list[str]:
     try:
-        find(wanted)
+        find()
     except PassbenchError as error:
         return [str(error)]
     return []
@@ -340,14 +416,3 @@ def _read_record(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _is_git_dir(path: Path) -> bool:
-    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
-
-
-def _has_commit(git_dir: Path, commit: str) -> bool:
-    done = run_git(
-        ["cat-file", "-e", f"{commit}^{{commit}}"], git_dir=git_dir, env=isolated_environment()
-    )
-    return done.returncode == 0

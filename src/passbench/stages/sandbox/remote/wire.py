@@ -4,9 +4,10 @@ Plain JSON only (no pickle): a server reads programs from clients it does not tr
 client reads verdicts from a server it checks (`--verify-fraction`). Every reader validates
 types and says which field is wrong (errors.WireError, one line).
 
-Protocol 2 added "repository" programs (SWE-bench: `RepositorySpec`, with the repository and
-its test environment by identity beside the caller's paths, which the runner resolves on its
-own machine: remote/repositories.py). Requests of protocol 1 are still read.
+Protocol 2 added "repository" programs (SWE-bench: `RepositorySpec`, with the repository, its
+submodules, its test environment and its loopback services' tool environments by identity
+beside the caller's paths, which the runner resolves on its own machine:
+remote/repositories.py). Requests of protocol 1 are still read.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from passbench.core.records import (
     ExecResult,
     IOSpec,
     Isolation,
+    LoopbackService,
     ProcessSpec,
     Program,
     RepositoryEnvironment,
     RepositorySpec,
+    RepositorySubmodule,
 )
 from passbench.stages.sandbox.base import EnvironmentRef, Limits
 
@@ -232,12 +235,12 @@ def _repository_from_json(data: Any, where: str) -> RepositorySpec | None:
     files = _pairs(_need(data, "files", list, where), "files", where)
     if not all(plain_name(name) for name, _ in files):
         raise WireError(f"{where}: field 'files' must name plain files")
-    if data.get("services"):
-        # a service is a command and host folders of the caller's machine, which a runner
-        # could not resolve in its own folders as it resolves the test environment
-        raise WireError(f"{where}: loopback services are run by the local backend only")
-    if data.get("submodules"):
-        raise WireError(f"{where}: git submodules are checked out by the local backend only")
+    submodules = data.get("submodules") or []  # absent: a client from before the field
+    if not isinstance(submodules, list):
+        raise WireError(f"{where}: field 'submodules' must be a list")
+    services = data.get("services") or []
+    if not isinstance(services, list):
+        raise WireError(f"{where}: field 'services' must be a list")
     return RepositorySpec(
         git_dir=_need(data, "git_dir", str, where),
         commit=_need(data, "commit", str, where),
@@ -253,6 +256,49 @@ def _repository_from_json(data: Any, where: str) -> RepositorySpec | None:
         repo=_need(data, "repo", str, where),
         environment=_repository_environment(data.get("environment"), where),
         tarpit=bool(_optional(data, "tarpit", bool, where)),
+        submodules=tuple(
+            _submodule(item, f"{where}.submodules[{i}]") for i, item in enumerate(submodules)
+        ),
+        services=tuple(_service(item, f"{where}.services[{i}]") for i, item in enumerate(services)),
+    )
+
+
+def _submodule(data: Any, where: str) -> RepositorySubmodule:
+    if not isinstance(data, Mapping):
+        raise WireError(f"{where}: not an object")
+    path = _need(data, "path", str, where)
+    if not safe_relative_path(path):
+        raise WireError(f"{where}: field 'path' must be a relative path inside the working copy")
+    return RepositorySubmodule(
+        path=path,
+        git_dir=_need(data, "git_dir", str, where),
+        commit=_need(data, "commit", str, where),
+        repo=_need(data, "repo", str, where),
+    )
+
+
+def _service(data: Any, where: str) -> LoopbackService:
+    """A loopback service: its command and folders are the caller's, which a runner replaces
+    with its own build of the tool environment it names (remote/repositories.py)."""
+    if not isinstance(data, Mapping):
+        raise WireError(f"{where}: not an object")
+    argv = _strings(_need(data, "argv", list, where), "argv", where)
+    if not argv:
+        raise WireError(f"{where}: field 'argv' must name a command")
+    port = _need(data, "port", int, where)
+    if not 1024 <= port <= 65535:
+        raise WireError(f"{where}: field 'port' must be in 1024..65535")
+    timeout = float(_need(data, "start_timeout_s", (int, float), where))
+    if not 0 < timeout <= 600:
+        raise WireError(f"{where}: field 'start_timeout_s' must be in (0, 600]")
+    return LoopbackService(
+        name=_need(data, "name", str, where),
+        argv=argv,
+        port=port,
+        read_only=_strings(_need(data, "read_only", list, where), "read_only", where),
+        variables=_pairs(_need(data, "variables", list, where), "variables", where),
+        start_timeout_s=timeout,
+        environment=_repository_environment(data.get("environment"), where),
     )
 
 
