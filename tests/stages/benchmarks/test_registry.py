@@ -29,12 +29,12 @@ def test_names() -> None:
     assert {"mbpp", "mbppplus"} <= set(benchmark_names())
     for name in benchmark_names():
         bench = get_benchmark(name)
-        assert bench.name == name
-        assert bench.default_version in bench.versions
+        assert bench.info.name == name
+        assert bench.info.default_version in bench.info.versions
         # every split is `complete` or `instruct` but Aider polyglot's, its edit formats
-        assert "full" in bench.subsets
-        assert "complete" in bench.splits or set(bench.splits) == {"whole", "diff"}
-        assert bench.default_timeout_s > 0
+        assert "full" in bench.info.subsets
+        assert "complete" in bench.info.splits or set(bench.info.splits) == {"whole", "diff"}
+        assert bench.info.default_timeout_s > 0
 
 
 def test_unknown_benchmark_lists_valid_names() -> None:

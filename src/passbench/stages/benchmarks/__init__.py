@@ -125,7 +125,7 @@ def benchmark_language(name: str | None) -> str:
     for results that do not name their benchmark (every official file is Python's)."""
     if name is None or name not in benchmark_names():
         return "Python"
-    return get_benchmark(name).programming_language
+    return get_benchmark(name).info.programming_language
 
 
 def task_language(task: Task) -> str:
