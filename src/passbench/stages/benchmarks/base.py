@@ -1,12 +1,12 @@
 """The Benchmark protocol: load tasks, turn a candidate into the program the sandbox runs.
 
 A benchmark is one module. Its class says, as data, what it offers (splits, subsets, versions,
-limits, how its task ids look); it loads its tasks, builds the program that tests a solution
-and, where one exists, the canonical solution. Everything else passbench needs from a benchmark
-is also answered by the benchmark object (its `PromptStyle`, its task-id parsing, the official
-file naming), so `pipeline`, `prompts`, `results` and `evaluate` never special-case one by
-name. `BenchmarkBase` gives the defaults and the load boilerplate; docs/writing-a-benchmark.md
-says what a new module must provide.
+limits, how its task ids look) in one frozen record, `info = BenchmarkInfo(...)`; it loads its
+tasks, builds the program that tests a solution and, where one exists, the canonical solution.
+Everything else passbench needs from a benchmark is also answered by the benchmark object (its
+task-id parsing, the official file naming, the hooks below), so `pipeline`, `prompts`,
+`results` and `evaluate` never special-case one by name. `BenchmarkBase` gives the defaults and
+the load boilerplate; docs/writing-a-benchmark.md says what a new module must provide.
 """
 
 from __future__ import annotations
