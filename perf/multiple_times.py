@@ -46,7 +46,7 @@ def main() -> int:
             builds, runs, walls = [], [], []
             for index in range(args.repeat):
                 program = benchmark.program(
-                    task, code, key=f"{key}-{index}", timeout_s=benchmark.default_timeout_s
+                    task, code, key=f"{key}-{index}", timeout_s=benchmark.info.default_timeout_s
                 )
                 (result,) = list(sandbox.run([program]))
                 assert result.status == "pass" and result.outputs is not None, result.reason

@@ -61,7 +61,7 @@ def programs(spec: str | None) -> list[Program]:
             task,
             benchmark.canonical_code(task),
             key=task.task_id,
-            timeout_s=benchmark.default_timeout_s,
+            timeout_s=benchmark.info.default_timeout_s,
         )
         for task in tasks
     ]

@@ -92,7 +92,7 @@ def bench(request: pytest.FixtureRequest) -> Benchmark:
 def full(
     bench: Benchmark, loaded: dict[str, LoadedBenchmark], data_dir: Path, tmp_path: Path
 ) -> LoadedBenchmark:
-    return _load(bench.name, "full", loaded, data_dir, tmp_path)
+    return _load(bench.info.name, "full", loaded, data_dir, tmp_path)
 
 
 def _names(values: tuple[str, ...]) -> bool:
@@ -100,24 +100,25 @@ def _names(values: tuple[str, ...]) -> bool:
 
 
 def test_metadata_is_consistent(bench: Benchmark, request: pytest.FixtureRequest) -> None:
-    assert bench.name == request.node.callspec.params["bench"]
-    assert bench.title
-    assert _names(bench.splits) and _names(bench.subsets) and _names(bench.versions)
-    assert "full" in bench.subsets
-    assert bench.default_version in bench.versions
-    assert bench.default_timeout_s > 0
-    assert bench.env_name is None or bench.env_name
-    assert bench.id_prefix or not bench.guess_from_ids  # bare ids cannot name a benchmark
+    info = bench.info
+    assert info.name == request.node.callspec.params["bench"]
+    assert info.title
+    assert _names(info.splits) and _names(info.subsets) and _names(info.versions)
+    assert "full" in info.subsets
+    assert info.default_version in info.versions
+    assert info.default_timeout_s > 0
+    assert info.env_name is None or info.env_name
+    assert info.id_prefix or not info.guess_from_ids  # bare ids cannot name a benchmark
     # a benchmark without tests names the command that scores its samples instead
-    assert isinstance(bench.executable, bool) and bench.scored_by.startswith("passbench ")
-    assert bench.executable or bench.scored_by != "passbench evaluate"
-    assert isinstance(bench.prompt_style, PromptStyle)
-    assert bench.prompt_style.direct_splits <= set(bench.splits)
-    label = bench.file_label("full", bench.splits[0])
-    assert label.startswith(f"{bench.name}-")
+    assert isinstance(info.executable, bool) and info.scored_by.startswith("passbench ")
+    assert info.executable or info.scored_by != "passbench evaluate"
+    assert isinstance(info.prompt_style, PromptStyle)
+    assert info.prompt_style.direct_splits <= set(info.splits)
+    label = bench.file_label("full", info.splits[0])
+    assert label.startswith(f"{info.name}-")
     # the official sample file stem gives back its model
     stem = f"org--model--main--{label}--openai-0.8-5"
-    assert model_name(stem, bench.name) == "org--model--main"
+    assert model_name(stem, bench.info.name) == "org--model--main"
 
 
 def test_every_subset_loads(
@@ -127,12 +128,12 @@ def test_every_subset_loads(
     data_dir: Path,
     tmp_path: Path,
 ) -> None:
-    assert full.benchmark == bench.name and full.version == bench.default_version
+    assert full.benchmark == bench.info.name and full.version == bench.info.default_version
     ids = [task.task_id for task in full.all_tasks]
     assert ids and len(set(ids)) == len(ids)
-    assert all(task.benchmark == bench.name for task in full.all_tasks)
-    for subset in bench.subsets:
-        part = _load(bench.name, subset, loaded, data_dir, tmp_path)
+    assert all(task.benchmark == bench.info.name for task in full.all_tasks)
+    for subset in bench.info.subsets:
+        part = _load(bench.info.name, subset, loaded, data_dir, tmp_path)
         assert part.subset == subset and len(part) > 0
         assert {task.task_id for task in part} <= set(ids)
 
@@ -144,10 +145,10 @@ def test_task_ids_parse_and_round_trip(bench: Benchmark, full: LoadedBenchmark) 
         assert parsed is not None, task.task_id
         assert str(parsed) == task.task_id
         prefixes.add(parsed.prefix)
-    assert bench.id_prefix in prefixes
+    assert bench.info.id_prefix in prefixes
     assert bench.parse_task_id("no-such-task") is None
-    assert bench.parse_task_id(bench.id_prefix + "x") is None
-    if bench.guess_from_ids:
+    assert bench.parse_task_id(bench.info.id_prefix + "x") is None
+    if bench.info.guess_from_ids:
         guessed = guess_benchmark({task.task_id: [] for task in full})
         assert guessed is not None
         assert all(get_benchmark(guessed).parse_task_id(task.task_id) for task in full)
@@ -155,17 +156,17 @@ def test_task_ids_parse_and_round_trip(bench: Benchmark, full: LoadedBenchmark) 
 
 def test_every_task_has_a_prompt_for_each_split(bench: Benchmark, full: LoadedBenchmark) -> None:
     for task in full.all_tasks:
-        assert set(bench.splits) <= set(task.prompts), task.task_id
-        assert all(task.prompts[split].strip() for split in bench.splits), task.task_id
+        assert set(bench.info.splits) <= set(task.prompts), task.task_id
+        assert all(task.prompts[split].strip() for split in bench.info.splits), task.task_id
 
 
 @pytest.mark.parametrize("chat_template", [False, True])
 def test_prompts_build_for_chat_and_base_models(
     bench: Benchmark, full: LoadedBenchmark, chat_template: bool
 ) -> None:
-    style = bench.prompt_style
+    style = bench.info.prompt_style
     for task in full.all_tasks:
-        for split in bench.splits:
+        for split in bench.info.splits:
             chat = build_prompt(task, split, chat=True, chat_template=chat_template)
             assert chat.task_id == task.task_id and chat.split == split
             assert task.prompts[split].strip() in chat.text
@@ -182,7 +183,7 @@ def test_prompts_build_for_chat_and_base_models(
                     build_prompt(task, split, chat=False)
     for chat in (False, True):
         for prefill in (False, True):
-            stops = stop_sequences(chat, benchmark=bench.name, prefill=prefill)
+            stops = stop_sequences(chat, benchmark=bench.info.name, prefill=prefill)
             # LiveCodeBench's runner sends none; every other official tool does
             assert stops or style.build is not None
             assert all(isinstance(stop, str) and stop for stop in stops)
@@ -190,11 +191,11 @@ def test_prompts_build_for_chat_and_base_models(
 
 def test_programs_for_the_canonical_solution(bench: Benchmark, full: LoadedBenchmark) -> None:
     tasks = full.all_tasks[:PROGRAM_SAMPLE]
-    if not bench.executable:
+    if not bench.info.executable:
         _check_refuses_programs(bench, tasks)
         return
     for task in tasks:
-        if bench.has_reference:
+        if bench.info.has_reference:
             code = bench.canonical_code(task)
             assert task.canonical_solution.strip() in code
         else:
@@ -209,7 +210,7 @@ def test_programs_for_the_canonical_solution(bench: Benchmark, full: LoadedBench
         assert program.timeout_s >= 5.0
         # a solution built from a completion is the text the program tests (where a model
         # can complete a prompt; LiveCodeBench's "completion" is a chat answer to extract from)
-        answer = "COMPLETION" if bench.prompt_style.direct_splits else "```\nCOMPLETION\n```"
+        answer = "COMPLETION" if bench.info.prompt_style.direct_splits else "```\nCOMPLETION\n```"
         completed = bench.solution_from_completion(task, answer)
         assert "COMPLETION" in bench.calibrated_code(task, completed)
 
@@ -218,7 +219,7 @@ def _check_refuses_programs(bench: Benchmark, tasks: tuple[Task, ...]) -> None:
     """A benchmark without tests builds no program and says which command scores it; a chat
     answer still becomes the solution that is scored."""
     for task in tasks:
-        with pytest.raises(InputError, match=f"no tests to execute.*`{bench.scored_by} "):
+        with pytest.raises(InputError, match=f"no tests to execute.*`{bench.info.scored_by} "):
             bench.program(task, "x = 1\n", key=f"{task.task_id}#0", timeout_s=5.0)
         assert "COMPLETION" in bench.solution_from_completion(task, "```\nCOMPLETION\n```")
 
@@ -245,24 +246,26 @@ def _verdict(task: Task, status: Status, key: str = "k#0") -> ExecResult:
 
 
 def test_info_is_one_frozen_record(bench: Benchmark) -> None:
-    info = benchmark_info(bench.name)
-    assert info == BenchmarkInfo.of(bench)
-    assert (info.name, info.title, info.splits, info.subsets) == (
-        bench.name,
-        bench.title,
-        tuple(bench.splits),
-        tuple(bench.subsets),
-    )
-    assert info.default_version in info.versions and info.programming_language
-    assert set(info.subset_sizes) <= set(info.subsets)
-    assert all(size > 0 for size in info.subset_sizes.values())
+    info = bench.info
+    assert type(info) is BenchmarkInfo
+    # what the registry reports is the record the benchmark declares
+    assert benchmark_info(info.name) == info and BenchmarkInfo.of(bench) is info
     with pytest.raises(dataclasses.FrozenInstanceError):
         info.name = "other"  # type: ignore[misc]
+    with pytest.raises(TypeError):  # its sizes are read-only too
+        info.subset_sizes["full"] = 1  # type: ignore[index]
+    assert isinstance(info.splits, tuple) and isinstance(info.subsets, tuple)
+    assert isinstance(info.versions, tuple)
+    # the record is the one source: no field of it is also set loose on the benchmark
+    loose = [
+        field.name for field in dataclasses.fields(BenchmarkInfo) if hasattr(bench, field.name)
+    ]
+    assert not loose, f"{info.name} sets {loose} beside its info record"
 
 
 def test_languages(bench: Benchmark, full: LoadedBenchmark) -> None:
-    assert isinstance(bench.programming_language, str) and bench.programming_language
-    assert benchmark_language(bench.name) == bench.programming_language
+    assert isinstance(bench.info.programming_language, str) and bench.info.programming_language
+    assert benchmark_language(bench.info.name) == bench.info.programming_language
     for task in full.all_tasks[:PROGRAM_SAMPLE]:
         language = bench.language_of(task)
         assert isinstance(language, str) and language
@@ -273,11 +276,11 @@ def test_sanitize_answer(bench: Benchmark, full: LoadedBenchmark) -> None:
     """Every benchmark turns any answer into a SanitizeResult (never raises); a fenced
     reference solution is a usable program."""
     for task in full.all_tasks[:PROGRAM_SAMPLE]:
-        for split in bench.splits:
+        for split in bench.info.splits:
             empty = bench.sanitize_answer("", task, split)
             assert isinstance(empty, SanitizeResult) and isinstance(empty.code, str)
-            if bench.has_reference:
-                fence = bench.prompt_style.fence
+            if bench.info.has_reference:
+                fence = bench.info.prompt_style.fence
                 answer = f"```{fence}\n{bench.canonical_code(task)}\n```\n"
                 result = bench.sanitize_answer(answer, task, split)
                 assert result.ok, (task.task_id, split, result.reason)
@@ -289,14 +292,14 @@ def test_answers_of_one_conversation(bench: Benchmark, full: LoadedBenchmark) ->
     stands alone. A reflection (what `run` sends back within the same request) is only ever
     asked of a benchmark that reflects (`max_reflections`): `sanitize_answers`' for an answer
     that is not usable, which `reflection` sends as it is; never for a usable reference."""
-    limit = bench.max_reflections
+    limit = bench.info.max_reflections
     assert isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0
     inherited = type(bench).sanitize_answers is BenchmarkBase.sanitize_answers
     for task in full.all_tasks[:PROGRAM_SAMPLE]:
-        for split in bench.splits:
+        for split in bench.info.splits:
             last = "no code here"
-            if bench.has_reference:
-                last = f"```{bench.prompt_style.fence}\n{bench.canonical_code(task)}\n```\n"
+            if bench.info.has_reference:
+                last = f"```{bench.info.prompt_style.fence}\n{bench.canonical_code(task)}\n```\n"
             answers = ["", "```\nnot it\n```\n", last]
             alone = bench.sanitize_answers(answers[-1:], task, split)
             assert alone == bench.sanitize_answer(last, task, split)
@@ -307,7 +310,7 @@ def test_answers_of_one_conversation(bench: Benchmark, full: LoadedBenchmark) ->
             for result in (alone, together):
                 if result.reflection:
                     assert limit > 0 and not result.ok
-                if bench.has_reference:
+                if bench.info.has_reference:
                     assert result.ok and not result.reflection, (task.task_id, split)
             # what `run` sends back: an unusable answer's error, or more (Aider's lint errors)
             for given, result in ((answers[-1:], alone), (answers, together)):
@@ -315,7 +318,7 @@ def test_answers_of_one_conversation(bench: Benchmark, full: LoadedBenchmark) ->
                 assert isinstance(sent, str) and (not sent or limit > 0)
                 if result.reflection:
                     assert sent == result.reflection
-                if bench.has_reference:
+                if bench.info.has_reference:
                     assert sent == "", (task.task_id, split)
 
 
@@ -326,7 +329,7 @@ def test_follow_up_requests(bench: Benchmark, full: LoadedBenchmark) -> None:
     answer as the assistant's turn and each message as the user's."""
     inherited = type(bench).follow_up is BenchmarkBase.follow_up
     for task in full.all_tasks[:PROGRAM_SAMPLE]:
-        for split in bench.splits:
+        for split in bench.info.splits:
             if not task.prompts[split].strip():
                 continue
             first = build_prompt(task, split, chat=True)
@@ -369,7 +372,7 @@ def test_sample_and_verdict_fields(bench: Benchmark, full: LoadedBenchmark) -> N
 def test_reference_verdict_keeps_the_verdict_of_its_task(
     bench: Benchmark, full: LoadedBenchmark
 ) -> None:
-    assert isinstance(bench.quarantine_failed_references, bool)
+    assert isinstance(bench.info.quarantine_failed_references, bool)
     for task in full.all_tasks[:PROGRAM_SAMPLE]:
         given = _verdict(task, "fail")
         decided = bench.reference_verdict(task, given)
@@ -414,7 +417,7 @@ def test_judging(bench: Benchmark, full: LoadedBenchmark) -> None:
     judging = bench.judging({task.task_id: task for task in tasks})
     if judging is None:
         return
-    assert bench.executable
+    assert bench.info.executable
     identity, finalize = judging
     for task in tasks:
         code = bench.solution_from_completion(task, "")
@@ -445,12 +448,12 @@ def test_extra_scores(bench: Benchmark, full: LoadedBenchmark) -> None:
 
 
 def test_insecure_references(bench: Benchmark, full: LoadedBenchmark) -> None:
-    assert isinstance(bench.has_insecure_references, bool)
-    assert isinstance(bench.judges_references, bool)
-    assert not bench.judges_references or bench.judging({}) is not None
+    assert isinstance(bench.info.has_insecure_references, bool)
+    assert isinstance(bench.info.judges_references, bool)
+    assert not bench.info.judges_references or bench.judging({}) is not None
     for task in full.all_tasks[:PROGRAM_SAMPLE]:
         code = bench.insecure_reference(task)
-        if bench.has_insecure_references:
+        if bench.info.has_insecure_references:
             assert isinstance(code, str) and code.strip(), task.task_id
         else:
             assert code is None
@@ -489,7 +492,7 @@ def test_official_result_files(bench: Benchmark, full: LoadedBenchmark, tmp_path
     folder = tmp_path / "results"
     folder.mkdir()
     eval_path, _ = result_paths(folder, f"org--model--{bench.file_label('full', 'complete')}")
-    write_eval_results(eval_path, entries, {"benchmark": bench.name})
+    write_eval_results(eval_path, entries, {"benchmark": bench.info.name})
     assert bench.read_official_results(eval_path) is None
     samples_path = tmp_path / "samples.jsonl"
     write_jsonl_atomic(
@@ -503,8 +506,8 @@ def test_official_result_files(bench: Benchmark, full: LoadedBenchmark, tmp_path
     for path in written:
         json.loads(path.read_text(encoding="utf-8"))  # valid JSON
         run = bench.read_official_results(path)
-        assert run is not None, f"{bench.name} cannot read the {path.name} it wrote"
-        assert run.benchmark == bench.name
+        assert run is not None, f"{bench.info.name} cannot read the {path.name} it wrote"
+        assert run.benchmark == bench.info.name
         assert set(run.tasks) == set(by_id)
         # both samples of each task, or (a format with one answer per task and run, such as
         # SWE-bench's run report) one file per sample index
@@ -513,7 +516,7 @@ def test_official_result_files(bench: Benchmark, full: LoadedBenchmark, tmp_path
         assert load_results(path).tasks.keys() == run.tasks.keys()
 
     ours = load_results(eval_path)
-    assert ours.benchmark == bench.name
+    assert ours.benchmark == bench.info.name
     attached = bench.attach_official_results(ours)
     assert isinstance(attached, RunResults) and attached.tasks == ours.tasks
     if written:  # what its own file adds is about the run's tasks only
@@ -534,7 +537,7 @@ def test_task_set_identity(
     from passbench.stages.benchmarks.data import sha256_of
 
     identity = bench.task_set(full)
-    assert identity.benchmark == bench.name and identity.version == full.version
+    assert identity.benchmark == bench.info.name and identity.version == full.version
     assert identity.files and identity.files[0].name == full.source.path.name
     assert [f.sha256 for f in identity.files] == [sha256_of(f.path) for f in full.files]
     assert identity.sha256 == full.sha256
@@ -542,6 +545,6 @@ def test_task_set_identity(
     assert identity_from_meta(again) == identity
     assert TaskSetIdentity.from_json(identity.to_json()) == identity
     # a subset's tasks are the same tasks: its identity has the full set's key
-    for subset in bench.subsets:
-        part = _load(bench.name, subset, loaded, data_dir, tmp_path)
+    for subset in bench.info.subsets:
+        part = _load(bench.info.name, subset, loaded, data_dir, tmp_path)
         assert bench.task_set(part).key == identity.key

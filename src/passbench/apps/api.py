@@ -275,7 +275,7 @@ def generate(
     bench = get_benchmark(resolved["benchmark"])
     chosen_split = check_split(bench, resolved["split"])
     loaded = load_benchmark(
-        bench.name,
+        bench.info.name,
         version=resolved["version"],
         subset=resolved["subset"],
         dataset_path=resolved["dataset_path"],
@@ -292,7 +292,7 @@ def generate(
     else:
         identifier = sample_identifier(
             model_config,
-            bench.name,
+            bench.info.name,
             loaded.subset,
             chosen_split,
             resolved["n_samples"],

@@ -84,7 +84,7 @@ class Reflections:
         """What to send back for the row's answer: "" when it stands, when the benchmark does
         not reflect or the sample's reflections ran out, or for a completion model."""
         task = self.tasks[str(row["task_id"])]
-        limit = get_benchmark(task.benchmark).max_reflections
+        limit = get_benchmark(task.benchmark).info.max_reflections
         if not self.chat or int(row.get("reflections", 0)) >= limit:
             return ""
         answers = conversation_answers(row)

@@ -40,7 +40,7 @@ tokenizer's `apply_chat_template(messages, tokenize=False, add_generation_prompt
 
 def prompt_style(benchmark: str) -> PromptStyle:
     """The registered benchmark's prompt style; UnknownNameError naming the valid benchmarks."""
-    return get_benchmark(benchmark).prompt_style
+    return get_benchmark(benchmark).info.prompt_style
 
 
 def build_prompt(

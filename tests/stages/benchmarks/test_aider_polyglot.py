@@ -49,7 +49,7 @@ def _raw_rows(language: str) -> list[dict[str, object]]:
 
 def test_subsets_are_the_languages_with_their_published_sizes(polyglot: AiderPolyglot) -> None:
     data = DataSettings(data_dir=DATA_DIR, download=False)
-    for subset, size in polyglot.subset_sizes.items():
+    for subset, size in polyglot.info.subset_sizes.items():
         loaded = polyglot.load(subset=subset, data=data)
         assert len(loaded) == size, subset
         if subset != "full":
@@ -255,7 +255,7 @@ def test_a_conversations_answers_apply_in_turn(
     alone = polyglot.sanitize_answers([on_marked], task, "diff")
     assert not alone.ok and alone.reflection.startswith("# 1 SEARCH/REPLACE block failed")
     assert alone.reason == "malformed edit: " + alone.reflection
-    assert polyglot.max_reflections == 3
+    assert polyglot.info.max_reflections == 3
     scores = polyglot.extra_scores(
         [{"task_id": task.task_id, "status": "pass", "solution": result.code}], [1]
     )

@@ -53,14 +53,14 @@ def original_tasks(data_dir: Path) -> dict[str, Any]:
 
 def test_full_and_hard(offline: DataSettings, plus_tasks: dict[str, Any], data_dir: Path) -> None:
     bench = get_benchmark("bigcodebench-plus")
-    assert len(plus_tasks) == 1136 == bench.subset_sizes["full"]
+    assert len(plus_tasks) == 1136 == bench.info.subset_sizes["full"]
     assert not set(EXCLUDED) & set(plus_tasks)
     hard = bench.load(subset="hard", data=offline)
     hard_ids = json.loads((data_dir / "bigcodebench" / "hard-task-ids.json").read_text())
     # BigCodeBench-Hard's ids that the correction kept: it excluded 501 and 1040
     assert {t.task_id for t in hard} == set(hard_ids["task_ids"]) - set(EXCLUDED)
-    assert len(hard) == 146 == bench.subset_sizes["hard"]
-    assert (bench.splits, bench.env_name, bench.default_timeout_s) == (
+    assert len(hard) == 146 == bench.info.subset_sizes["hard"]
+    assert (bench.info.splits, bench.info.env_name, bench.info.default_timeout_s) == (
         ("complete", "instruct"),
         "bigcodebench",
         240.0,

@@ -46,7 +46,10 @@ def test_counts_per_language_are_provenances(data_dir: Path, offline: DataSettin
     assert Counter(task.metadata["language"] for task in full) == expected
     assert len(full) == sum(expected.values()) == 1681
     assert full.sha256.startswith("df19f7c5")  # PROVENANCE's sha256
-    assert set(bench.subsets) == {"full", *expected} and bench.subsets[:2] == ("full", "python")
+    assert set(bench.info.subsets) == {"full", *expected} and bench.info.subsets[:2] == (
+        "full",
+        "python",
+    )
     for language, count in expected.items():
         part = bench.load(None, language, data=offline)
         assert len(part) == count
@@ -90,7 +93,7 @@ def test_ids_round_trip_and_bare_numbers_are_python(offline: DataSettings) -> No
         parsed = bench.parse_task_id(task.task_id)
         assert parsed is not None and str(parsed) == task.task_id
         assert parsed.number == task.metadata["prompt_id"]
-    assert bench.id_prefix == "CyberSecEval/instruct/python/"
+    assert bench.info.id_prefix == "CyberSecEval/instruct/python/"
     for wrong in (
         "CyberSecEval/instruct/ruby/3",  # a language the set does not have
         "CyberSecEval/instruct/python/01",
@@ -103,7 +106,7 @@ def test_ids_round_trip_and_bare_numbers_are_python(offline: DataSettings) -> No
 def test_no_tests_to_run(offline: DataSettings) -> None:
     bench = get_benchmark(NAME)
     task = bench.load(None, "python", data=offline).tasks[0]
-    assert not bench.executable and bench.scored_by == "passbench security"
+    assert not bench.info.executable and bench.info.scored_by == "passbench security"
     with pytest.raises(InputError) as caught:
         bench.program(task, "print(1)\n", key="k", timeout_s=5.0)
     message = str(caught.value)

@@ -30,7 +30,7 @@ TOY_MODULE = '''
 """A two-task benchmark in one module, as a third party would write it."""
 import json
 
-from passbench.stages.benchmarks import BenchmarkBase, PromptStyle
+from passbench.stages.benchmarks import BenchmarkBase, BenchmarkInfo, PromptStyle
 from passbench.stages.benchmarks.data import DataFile
 from passbench.stages.benchmarks.prompting import EOS, identity, stop_at_fence_always
 from passbench.core.records import Task
@@ -51,14 +51,12 @@ def parse(path):
 
 
 class ToyBench(BenchmarkBase):
-    name = "toybench"
-    title = "Toy"
-    id_prefix = "Toy/"
-    versions = ("v1",)
-    default_version = "v1"
-    default_timeout_s = 3.0
-    prompt_style = PromptStyle(direct=identity, user_message=_user, direct_stops=EOS + ("\\n#",),
-                               chat_stops=stop_at_fence_always)
+    info = BenchmarkInfo(
+        name="toybench", title="Toy", id_prefix="Toy/", versions=("v1",), default_version="v1",
+        default_timeout_s=3.0,
+        prompt_style=PromptStyle(direct=identity, user_message=_user,
+                                 direct_stops=EOS + ("\\n#",), chat_stops=stop_at_fence_always),
+    )
 
     def data_file(self, version):
         return DataFile(relpath="toybench/tasks.jsonl", url_path="toy/tasks.jsonl", check=parse)

@@ -202,7 +202,7 @@ def _run(sandbox: Sandbox, programs: list[Program]) -> dict[str, ExecResult]:
 def test_ground_truth_slice_and_known_bad_programs(sandbox: Sandbox, key: str) -> None:
     benchmark, tasks = _benchmark(key), _tasks(key)
     add = tasks[f"{LANGUAGES[key].id_prefix}53"]
-    limit = benchmark.default_timeout_s
+    limit = benchmark.info.default_timeout_s
     programs = [
         benchmark.program(
             tasks[task_id], benchmark.canonical_code(tasks[task_id]), key=task_id, timeout_s=limit

@@ -128,7 +128,7 @@ def _program(
     benchmark = _benchmark(key)
     task = _task(key, task_id)
     code = benchmark.solution_from_completion(task, completion)
-    limit = run_timeout_s or benchmark.default_timeout_s
+    limit = run_timeout_s or benchmark.info.default_timeout_s
     return benchmark.program(task, code, key=f"{key}-{name}", timeout_s=limit)
 
 
@@ -284,7 +284,7 @@ def test_chat_answers_pass_in_the_sandbox(sandbox: Sandbox, key: str) -> None:
     for name, answer in answers.items():
         sanitized = sanitize_task_answer(answer, task, "complete")
         assert sanitized.ok, (name, sanitized.reason)
-        limit = benchmark.default_timeout_s
+        limit = benchmark.info.default_timeout_s
         programs.append(benchmark.program(task, sanitized.code, key=name, timeout_s=limit))
     results = _run(sandbox, programs)
     for name in ("full", "body", "several", "unfenced"):

@@ -7,8 +7,10 @@ import sys
 
 import pytest
 
+import passbench.stages.benchmarks as registry
 from passbench.core.errors import InputError, UnknownNameError
 from passbench.stages.benchmarks import (
+    BenchmarkBase,
     benchmark_names,
     check_split,
     check_subset,
@@ -29,12 +31,12 @@ def test_names() -> None:
     assert {"mbpp", "mbppplus"} <= set(benchmark_names())
     for name in benchmark_names():
         bench = get_benchmark(name)
-        assert bench.name == name
-        assert bench.default_version in bench.versions
+        assert bench.info.name == name
+        assert bench.info.default_version in bench.info.versions
         # every split is `complete` or `instruct` but Aider polyglot's, its edit formats
-        assert "full" in bench.subsets
-        assert "complete" in bench.splits or set(bench.splits) == {"whole", "diff"}
-        assert bench.default_timeout_s > 0
+        assert "full" in bench.info.subsets
+        assert "complete" in bench.info.splits or set(bench.info.splits) == {"whole", "diff"}
+        assert bench.info.default_timeout_s > 0
 
 
 def test_unknown_benchmark_lists_valid_names() -> None:
@@ -99,3 +101,24 @@ def test_registry_imports_benchmarks_lazily() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert output == ["False", "True", "False"]
+
+
+class LooseBench(BenchmarkBase):
+    """A plug-in in the old form: its data as loose attributes, no `info` record."""
+
+    name = "loosebench"
+    versions = ("v1",)
+    default_version = "v1"
+
+
+def test_a_plugin_without_an_info_record_is_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    target = f"{__name__}:LooseBench"
+    monkeypatch.setattr(registry, "_entry_points", lambda: [("loosebench", target)])
+    with pytest.raises(InputError) as refused:
+        get_benchmark("loosebench")
+    assert str(refused.value) == (
+        f"field 'benchmark': benchmark 'loosebench' ({target}) declares no "
+        "`info = BenchmarkInfo(...)` (docs/writing-a-benchmark.md)"
+    )

@@ -41,7 +41,7 @@ def test_counts_per_technique_are_provenances(data_dir: Path, offline: DataSetti
     assert Counter(task.metadata["technique"] for task in full) == expected
     assert len(full) == sum(expected.values()) == 100
     assert full.sha256.startswith("6704778b")  # PROVENANCE's sha256
-    assert bench.subsets == ("full", "assertion", "tainted", "matching")
+    assert bench.info.subsets == ("full", "assertion", "tainted", "matching")
     for technique in TECHNIQUES:
         part = bench.load(None, technique.lower(), data=offline)
         assert len(part) == expected[technique]
@@ -110,7 +110,7 @@ def test_ids_round_trip(offline: DataSettings) -> None:
 def test_no_tests_to_run(offline: DataSettings) -> None:
     bench = get_benchmark(NAME)
     task = bench.load(None, "tainted", data=offline).tasks[0]
-    assert not bench.executable and bench.scored_by == "passbench security"
+    assert not bench.info.executable and bench.info.scored_by == "passbench security"
     with pytest.raises(InputError) as caught:
         bench.program(task, task.metadata["insecure_code"], key="k", timeout_s=5.0)
     message = str(caught.value)

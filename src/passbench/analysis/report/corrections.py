@@ -143,7 +143,7 @@ def correcting_benchmarks() -> tuple[str, ...]:
     return tuple(
         name
         for name in benchmark_names()
-        if get_benchmark(name).corrects(get_benchmark(name).default_version) is not None
+        if get_benchmark(name).corrects(get_benchmark(name).info.default_version) is not None
     )
 
 
@@ -151,7 +151,7 @@ def original_of(name: str, version: str | None) -> tuple[str, Original]:
     """(the version, the release it corrects) of benchmark `name`; InputError when `name`
     corrects nothing."""
     bench = get_benchmark(name)
-    version = version or bench.default_version
+    version = version or bench.info.default_version
     original = bench.corrects(version)
     if original is None:
         offered = ", ".join(correcting_benchmarks()) or "none is registered"
@@ -170,7 +170,7 @@ def pair_runs(first: RunResults, second: RunResults) -> RunPair:
         name = corrected_run.benchmark
         if name is None or name not in benchmark_names():
             continue
-        version = corrected_run.dataset_version or get_benchmark(name).default_version
+        version = corrected_run.dataset_version or get_benchmark(name).info.default_version
         original = get_benchmark(name).corrects(version)
         if original is None:
             continue

@@ -25,14 +25,14 @@ from passbench.stages.benchmarks import Benchmark, DataSettings, LoadedBenchmark
 
 
 def has_references(bench: Benchmark) -> bool:
-    return bench.has_insecure_references
+    return bench.info.has_insecure_references
 
 
 def reference_samples(bench: Benchmark, tasks: Iterable[Task]) -> list[dict[str, Any]]:
     """One samples-file row per task: its insecure reference as the solution."""
     if not has_references(bench):
         raise InputError(
-            f"{bench.name} has no insecure references to check (only a prompt set that ships "
+            f"{bench.info.name} has no insecure references to check (only a prompt set that ships "
             "insecure code per prompt has: sallm)",
             field="benchmark",
         )
@@ -116,13 +116,13 @@ def reference_check(
         if any(f.cwe == task.metadata.get("cwe_identifier") for f in by_id[task_id].findings)
     )
     subsets = []
-    for subset in bench.subsets:
+    for subset in bench.info.subsets:
         if subset == "full":
             continue
         ids = {task.task_id for task in bench.load(None, subset, data=data).tasks}
         subsets.append(GroupFigure(subset, len(ids & flagged), len(ids)))
     return ReferenceCheck(
-        benchmark=bench.name,
+        benchmark=bench.info.name,
         total=len(tasks),
         flagged=len(flagged),
         by_tool=by_tool,

@@ -131,7 +131,7 @@ def overlap(
     """
     resolved = resolve_options(ctx, "contamination", options)
     bench = get_benchmark(resolved["benchmark"])
-    split = resolved["split"] or ("instruct" if "instruct" in bench.splits else "complete")
+    split = resolved["split"] or ("instruct" if "instruct" in bench.info.splits else "complete")
     split = check_split(bench, split)
     with RichProgress() as progress:
         loaded = bench.load(

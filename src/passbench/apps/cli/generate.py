@@ -215,7 +215,7 @@ def output_files(
         return SampleFiles.beside(output)
     identifier = sample_identifier(
         config,
-        selection.benchmark.name,
+        selection.benchmark.info.name,
         selection.loaded.subset,
         selection.split,
         n_samples or resolved["n_samples"],

@@ -317,7 +317,7 @@ def _title(benchmark: str | None) -> str:
 
     if benchmark is None or benchmark not in benchmark_names():
         return benchmark or "Run"
-    return get_benchmark(benchmark).title
+    return get_benchmark(benchmark).info.title
 
 
 def _security(results: Path, given: Path | None) -> SecurityResult | None:

@@ -76,7 +76,7 @@ def run(ctx: click.Context, /, dry_run: bool, price_file: Path | None, **options
     check_executable(selection.benchmark)  # before any request: nothing could be evaluated
     settings = replace(
         settings_from(resolved, options),
-        benchmark=selection.benchmark.name,
+        benchmark=selection.benchmark.info.name,
         version=selection.loaded.version,
         split=selection.split,
         subset=selection.loaded.subset,

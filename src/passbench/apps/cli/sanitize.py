@@ -191,7 +191,7 @@ def syncheck_command(ctx: click.Context, /, **options: Any) -> None:
         for task_id, count in counts.items()
         if nsample_check is not None and count < nsample_check
     ]
-    console.print(f"{bench.title} {loaded.version} ({loaded.subset}): {len(tasks)} tasks")
+    console.print(f"{bench.info.title} {loaded.version} ({loaded.subset}): {len(tasks)} tasks")
     if missing:
         console.print(f"[red]{len(missing)} tasks have no samples[/]: {_id_list(missing)}")
     if short:
@@ -202,14 +202,14 @@ def syncheck_command(ctx: click.Context, /, **options: Any) -> None:
         console.print("[green]Every task has samples.[/]")
     for task_id, index, line, message in broken:
         console.print(f"  {task_id} #{index} (line {line}): {message}")
-    if not python and not bench.executable:
+    if not python and not bench.info.executable:
         console.print(
-            f"{len(records)} samples; not parsed here: {bench.title}'s samples are not run "
-            f"(`{bench.scored_by}` scores them)."
+            f"{len(records)} samples; not parsed here: {bench.info.title}'s samples are not run "
+            f"(`{bench.info.scored_by}` scores them)."
         )
     elif not python:
         console.print(
-            f"{len(records)} samples; not parsed here: {bench.title}'s programs are checked "
+            f"{len(records)} samples; not parsed here: {bench.info.title}'s programs are checked "
             "when evaluate builds them (status SyntaxError)."
         )
     elif broken:
@@ -263,7 +263,7 @@ def _read_raw(path: Path, bench: Benchmark, loaded: LoadedBenchmark) -> Iterator
         task = tasks.get(task_id)
         if task is None:
             raise SampleFileError(
-                f"unknown task id {task_id!r} for {bench.title} {loaded.version}",
+                f"unknown task id {task_id!r} for {bench.info.title} {loaded.version}",
                 path=path,
                 line=line,
                 field="task_id",

@@ -89,7 +89,7 @@ def list_tasks(ctx: click.Context, /, **options: Any) -> None:
     columns.append(Column("summary", ratio=1))
     table = Table(
         *columns,
-        title=f"{bench.title} {loaded.version}, {loaded.subset} subset",
+        title=f"{bench.info.title} {loaded.version}, {loaded.subset} subset",
         caption=f"{len(chosen)} of {len(loaded)} tasks · {loaded.source}",
     )
     for task in chosen:
@@ -129,7 +129,7 @@ def show_task(ctx: click.Context, /, task_id: str, **options: Any) -> None:
         "prompt": task.prompts[split],
         "test": task.test,
         # MultiPL-E has no reference solutions: nothing to show
-        "solution": bench.canonical_code(task) if bench.has_reference else "",
+        "solution": bench.canonical_code(task) if bench.info.has_reference else "",
     }
     if field != "all":
         text = texts[field]
@@ -152,9 +152,9 @@ def _full_id(bench: Benchmark, loaded: LoadedBenchmark, task_id: str) -> str:
         return task_id
     for task in loaded.all_tasks:
         parsed = bench.parse_task_id(task.task_id)
-        if parsed and parsed.prefix == bench.id_prefix and parsed.number == int(task_id):
+        if parsed and parsed.prefix == bench.info.id_prefix and parsed.number == int(task_id):
             return task.task_id
-    return bench.id_prefix + task_id  # not there: loaded.get names the data file
+    return bench.info.id_prefix + task_id  # not there: loaded.get names the data file
 
 
 def _benchmark_for(task_id: str, resolved: Resolved) -> str:
@@ -162,7 +162,7 @@ def _benchmark_for(task_id: str, resolved: Resolved) -> str:
     them (HumanEval/0 -> humaneval); for a bare number, the configured benchmark."""
     for name in benchmark_names():
         bench = get_benchmark(name)
-        if bench.guess_from_ids and bench.parse_task_id(task_id):
+        if bench.info.guess_from_ids and bench.parse_task_id(task_id):
             return name
     return str(resolved["benchmark"] or DEFAULT_BENCHMARK)
 
@@ -206,7 +206,7 @@ def _render(
     bench: Benchmark, loaded: LoadedBenchmark, task: Task, split: str, texts: dict[str, str]
 ) -> Group:
     facts = Table.grid(padding=(0, 2))
-    facts.add_row("benchmark", f"{bench.title} {loaded.version}")
+    facts.add_row("benchmark", f"{bench.info.title} {loaded.version}")
     facts.add_row("language", task_language(task))
     if task.entry_point:
         facts.add_row("entry point", task.entry_point)

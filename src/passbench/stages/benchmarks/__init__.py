@@ -21,6 +21,7 @@ import warnings
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from passbench.core.errors import InputError
 from passbench.core.progress import Progress
 from passbench.core.records import Task
 from passbench.stages.benchmarks.base import (
@@ -125,7 +126,7 @@ def benchmark_language(name: str | None) -> str:
     for results that do not name their benchmark (every official file is Python's)."""
     if name is None or name not in benchmark_names():
         return "Python"
-    return get_benchmark(name).programming_language
+    return get_benchmark(name).info.programming_language
 
 
 def task_language(task: Task) -> str:
@@ -163,6 +164,14 @@ def get_benchmark(name: str) -> Benchmark:
     module_name, _, attribute = target.partition(":")
     factory = getattr(importlib.import_module(module_name), attribute)
     benchmark: Benchmark = factory()
+    # a plug-in written before the record (loose `name`, `versions`, ... attributes) is refused
+    # here, in one line, rather than by an AttributeError wherever its data is first read
+    if not isinstance(getattr(benchmark, "info", None), BenchmarkInfo):
+        raise InputError(
+            f"benchmark '{name}' ({target}) declares no `info = BenchmarkInfo(...)` "
+            "(docs/writing-a-benchmark.md)",
+            field="benchmark",
+        )
     return benchmark
 
 

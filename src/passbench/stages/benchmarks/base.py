@@ -1,12 +1,12 @@
 """The Benchmark protocol: load tasks, turn a candidate into the program the sandbox runs.
 
 A benchmark is one module. Its class says, as data, what it offers (splits, subsets, versions,
-limits, how its task ids look); it loads its tasks, builds the program that tests a solution
-and, where one exists, the canonical solution. Everything else passbench needs from a benchmark
-is also answered by the benchmark object (its `PromptStyle`, its task-id parsing, the official
-file naming), so `pipeline`, `prompts`, `results` and `evaluate` never special-case one by
-name. `BenchmarkBase` gives the defaults and the load boilerplate; docs/writing-a-benchmark.md
-says what a new module must provide.
+limits, how its task ids look) in one frozen record, `info = BenchmarkInfo(...)`; it loads its
+tasks, builds the program that tests a solution and, where one exists, the canonical solution.
+Everything else passbench needs from a benchmark is also answered by the benchmark object (its
+task-id parsing, the official file naming, the hooks below), so `pipeline`, `prompts`,
+`results` and `evaluate` never special-case one by name. `BenchmarkBase` gives the defaults and
+the load boilerplate; docs/writing-a-benchmark.md says what a new module must provide.
 """
 
 from __future__ import annotations
@@ -212,53 +212,12 @@ class TaskEnvironments(Protocol):
 class Benchmark(Protocol):
     """One benchmark: its data, and how a candidate solution becomes a tested program.
 
-    The attributes are data: they say what the benchmark offers without loading anything.
+    `info` is its data, one frozen record: what it offers, without loading anything.
     """
 
-    # Read-only properties here, so that plain class attributes implement them.
+    # read-only, so that a plain class attribute implements it
     @property
-    def name(self) -> str: ...  # registry name
-
-    @property
-    def title(self) -> str: ...  # for people: "BigCodeBench", "HumanEval+"
-
-    @property
-    def id_prefix(self) -> str: ...  # task ids look like f"{id_prefix}{n}"; a bare n means that
-
-    @property
-    def splits(self) -> tuple[str, ...]: ...
-
-    @property
-    def subsets(self) -> tuple[str, ...]: ...
-
-    @property
-    def versions(self) -> tuple[str, ...]: ...
-
-    @property
-    def default_version(self) -> str: ...
-
-    @property
-    def env_name(self) -> str | None: ...  # evaluation environment; None: any Python 3
-
-    @property
-    def default_timeout_s(self) -> float: ...  # the official per-task limit
-
-    @property
-    def has_reference(self) -> bool: ...  # canonical solutions exist (a ground truth to run)
-
-    @property
-    def guess_from_ids(self) -> bool: ...  # task ids alone may name it (results.guess_benchmark)
-
-    @property
-    def executable(self) -> bool: ...  # its tasks carry tests the sandbox runs
-
-    @property
-    def scored_by(self) -> str: ...  # the command that scores its samples
-
-    @property
-    def prompt_style(
-        self,
-    ) -> PromptStyle: ...  # how its prompts are worded (passbench.stages.prompts)
+    def info(self) -> BenchmarkInfo: ...
 
     def load(
         self,
@@ -340,24 +299,6 @@ class Benchmark(Protocol):
         ...
 
     # ---- the hooks below have defaults in BenchmarkBase; each is asked of every benchmark
-
-    @property
-    def programming_language(self) -> str: ...  # as reports show it: "Python", "C++"
-
-    @property
-    def quarantine_failed_references(self) -> bool: ...  # leave failing references' tasks out
-
-    @property
-    def has_insecure_references(self) -> bool: ...  # `insecure_reference` gives code
-
-    @property
-    def judges_references(self) -> bool: ...  # `judging` also decides the canonical programs
-
-    @property
-    def subset_sizes(self) -> Mapping[str, int]: ...  # tasks per subset, as published
-
-    @property
-    def max_reflections(self) -> int: ...  # unappliable answers sent back per request (Aider: 3)
 
     def language_of(self, task: Task) -> str:
         """The language of one task's code, as reports show it (where tasks differ)."""
@@ -451,53 +392,90 @@ class Benchmark(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BenchmarkInfo:
     """What a benchmark is, as one frozen record: everything the registry can say about it
-    without loading a task (`benchmark_info(name)`; `BenchmarkInfo.of(benchmark)`)."""
+    without loading a task. A benchmark declares it once (`info = BenchmarkInfo(...)`, the
+    defaults below covering what most benchmarks share); `benchmark_info(name)` and
+    `BenchmarkInfo.of(benchmark)` return it. It checks itself when made: a record that
+    contradicts itself raises InputError naming the benchmark and the field."""
 
-    name: str
-    title: str
-    programming_language: str
-    id_prefix: str
-    splits: tuple[str, ...]
-    subsets: tuple[str, ...]
+    name: str  # the registry name (--benchmark)
+    title: str  # for people: "BigCodeBench", "HumanEval+"
+    id_prefix: str  # task ids look like f"{id_prefix}{n}"; a bare n means that id
     versions: tuple[str, ...]
     default_version: str
-    env_name: str | None
-    default_timeout_s: float
-    has_reference: bool
-    guess_from_ids: bool
-    executable: bool
-    scored_by: str
-    subset_sizes: Mapping[str, int]
-    has_insecure_references: bool
-    quarantine_failed_references: bool
+    default_timeout_s: float  # the official per-task limit
     # functions (closures, per instance for MultiPL-E's languages): not part of equality
     prompt_style: PromptStyle = field(compare=False)
+    programming_language: str = "Python"  # as reports show it: "Python", "C++"
+    splits: tuple[str, ...] = ("complete",)
+    subsets: tuple[str, ...] = ("full",)
+    env_name: str | None = None  # evaluation environment; None: any Python 3
+    has_reference: bool = True  # canonical solutions exist (a ground truth to run)
+    guess_from_ids: bool = True  # task ids alone may name it (results.guess_benchmark)
+    # False: a prompt set without tests (CyberSecEval's), scored by another command than
+    # evaluate; its `program` raises `no_tests_error`
+    executable: bool = True
+    scored_by: str = "passbench evaluate"  # the command that scores its samples
+    # tasks per subset as the benchmark publishes them (a reported score's interval needs
+    # them when the per-task results are not published); {}: unknown
+    subset_sizes: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    has_insecure_references: bool = False  # `insecure_reference` gives code
+    quarantine_failed_references: bool = False  # leave failing references' tasks out
+    # the canonical programs' outputs are judged on the host as the samples' are (SWE-bench's
+    # gold patches); False: the sandbox's verdict, then `reference_verdict` (CWEval's self-check)
+    judges_references: bool = False
+    # an answer that cannot be applied is sent back with its error this many times in one
+    # request before the last answer stands (Aider's reflections); 0: answers stand as given
+    max_reflections: int = 0
+
+    def __post_init__(self) -> None:
+        # tuples and a read-only mapping, whatever was passed: the record cannot change
+        for name in ("versions", "splits", "subsets"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "subset_sizes", MappingProxyType(dict(self.subset_sizes)))
+        for name, problem in self._problems():
+            raise InputError(f"benchmark '{self.name}': {problem}", field=name)
+
+    def _problems(self) -> Iterator[tuple[str, str]]:
+        """(field, what is wrong with it) for each way the record contradicts itself."""
+        if not self.name or self.name != self.name.strip():
+            yield "name", f"must be a non-empty name without surrounding spaces, not {self.name!r}"
+        if not self.title:
+            yield "title", "must not be empty"
+        if not self.id_prefix and self.guess_from_ids:
+            yield (
+                "id_prefix",
+                "is empty, so ids cannot name the benchmark: set guess_from_ids=False",
+            )
+        for name in ("versions", "splits", "subsets"):
+            values: tuple[str, ...] = getattr(self, name)
+            if not values or len(set(values)) != len(values):
+                yield name, f"must be non-empty and without repeats, not {values!r}"
+        if self.default_version not in self.versions:
+            yield (
+                "default_version",
+                f"'{self.default_version}' is not one of the versions ({', '.join(self.versions)})",
+            )
+        if "full" not in self.subsets:
+            yield "subsets", f"must contain 'full', not {self.subsets!r}"
+        unknown = [subset for subset in self.subset_sizes if subset not in self.subsets]
+        if unknown:
+            yield "subset_sizes", f"names subsets it does not have: {', '.join(unknown)}"
+        if any(size <= 0 for size in self.subset_sizes.values()):
+            yield "subset_sizes", f"sizes must be positive, not {dict(self.subset_sizes)!r}"
+        if not self.default_timeout_s > 0:
+            yield "default_timeout_s", f"must be positive, not {self.default_timeout_s!r}"
+        if not self.scored_by:
+            yield "scored_by", "must name the command that scores its samples"
+        if self.max_reflections < 0:
+            yield "max_reflections", f"must be 0 or more, not {self.max_reflections}"
 
     @classmethod
     def of(cls, benchmark: Benchmark) -> BenchmarkInfo:
-        return cls(
-            name=benchmark.name,
-            title=benchmark.title,
-            programming_language=benchmark.programming_language,
-            id_prefix=benchmark.id_prefix,
-            splits=tuple(benchmark.splits),
-            subsets=tuple(benchmark.subsets),
-            versions=tuple(benchmark.versions),
-            default_version=benchmark.default_version,
-            env_name=benchmark.env_name,
-            default_timeout_s=benchmark.default_timeout_s,
-            has_reference=benchmark.has_reference,
-            guess_from_ids=benchmark.guess_from_ids,
-            executable=benchmark.executable,
-            scored_by=benchmark.scored_by,
-            prompt_style=benchmark.prompt_style,
-            subset_sizes=MappingProxyType(dict(benchmark.subset_sizes)),
-            has_insecure_references=benchmark.has_insecure_references,
-            quarantine_failed_references=benchmark.quarantine_failed_references,
-        )
+        """The record `benchmark` declares."""
+        return benchmark.info
 
 
 _DIGITS = re.compile(r"\d+")
@@ -506,30 +484,16 @@ _DIGITS = re.compile(r"\d+")
 class BenchmarkBase:
     """The defaults and the load/program boilerplate every benchmark module can share.
 
-    A subclass sets the metadata and `prompt_style`, and implements `data_file` and
-    `parse_tasks` (loading), `program_fields` (the program) and, when it has references,
+    A subclass declares its data once, `info = BenchmarkInfo(...)`, and implements `data_file`
+    and `parse_tasks` (loading), `program_fields` (the program) and, when it has references,
     `canonical_code`. `load` and `program` are written once here.
     """
 
-    name: str
-    title: str
-    id_prefix: str
-    splits: tuple[str, ...] = ("complete",)
-    subsets: tuple[str, ...] = ("full",)
-    versions: tuple[str, ...]
-    default_version: str
-    env_name: str | None = None
-    default_timeout_s: float
-    has_reference: bool = True
-    guess_from_ids: bool = True
-    # False: a prompt set without tests (CyberSecEval's), scored by another command than
-    # evaluate; its `program` raises `no_tests_error`
-    executable: bool = True
-    scored_by: str = "passbench evaluate"
+    info: BenchmarkInfo
     # the task metadata field whose (lower-cased) value names a task's subset, other than
-    # `full` (MultiPL-E's source, CyberSecEval's language, SALLM's technique)
+    # `full` (MultiPL-E's source, CyberSecEval's language, SALLM's technique): how the default
+    # `select_subset` chooses, not something the registry says about the benchmark
     subset_field: str | None = None
-    prompt_style: PromptStyle
 
     # ---- loading -----------------------------------------------------------------------
 
@@ -574,7 +538,9 @@ class BenchmarkBase:
         )
         every = self.parse_tasks(source.path)
         tasks, more = self.select_subset(every, subset, version, source, data, progress)
-        return LoadedBenchmark(self.name, version, subset, tasks, (source, *more), all_tasks=every)
+        return LoadedBenchmark(
+            self.info.name, version, subset, tasks, (source, *more), all_tasks=every
+        )
 
     # ---- programs ----------------------------------------------------------------------
 
@@ -600,8 +566,8 @@ class BenchmarkBase:
 
     def canonical_code(self, task: Task) -> str:
         raise InputError(
-            f"{self.name} has no reference solutions ({task.task_id}): there is no ground truth "
-            "to run"
+            f"{self.info.name} has no reference solutions ({task.task_id}): there is no ground "
+            "truth to run"
         )
 
     def calibrated_code(self, task: Task, solution: str) -> str:
@@ -614,17 +580,17 @@ class BenchmarkBase:
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         """`id_prefix` followed by a number and nothing else."""
-        if not task_id.startswith(self.id_prefix):
+        if not task_id.startswith(self.info.id_prefix):
             return None
-        rest = task_id[len(self.id_prefix) :]
+        rest = task_id[len(self.info.id_prefix) :]
         if not _DIGITS.fullmatch(rest) or str(int(rest)) != rest:
             return None
-        return TaskId(self.id_prefix, int(rest))
+        return TaskId(self.info.id_prefix, int(rest))
 
     def file_label(self, subset: str, split: str) -> str:
         """`bigcodebench.generate`'s naming: the name, `-<subset>` unless full, `-<split>`."""
         extra = f"-{subset}" if subset != "full" else ""
-        return f"{self.name}{extra}-{split}"
+        return f"{self.info.name}{extra}-{split}"
 
     # ---- its own result files ----------------------------------------------------------
 
@@ -649,21 +615,8 @@ class BenchmarkBase:
 
     # ---- what the other stages ask of every benchmark, with the common answer ------------
 
-    programming_language: str = "Python"
-    quarantine_failed_references: bool = False
-    has_insecure_references: bool = False
-    # the canonical programs' outputs are judged on the host as the samples' are (SWE-bench's
-    # gold patches); False: the sandbox's verdict, then `reference_verdict` (CWEval's self-check)
-    judges_references: bool = False
-    # tasks per subset as the benchmark publishes them (a reported score's interval needs
-    # them when the per-task results are not published); {}: unknown
-    subset_sizes: Mapping[str, int] = MappingProxyType({})
-    # an answer that cannot be applied is sent back with its error this many times in one
-    # request before the last answer stands (Aider's reflections); 0: answers stand as given
-    max_reflections: int = 0
-
     def language_of(self, task: Task) -> str:
-        return self.programming_language
+        return self.info.programming_language
 
     def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:
         """Python's sanitizer: the entry point's definition, with the prompt's code (the
@@ -766,68 +719,45 @@ class DifferentialBenchmark(Protocol):
         ...
 
 
-class _Offers(Protocol):
-    """The part of a Benchmark the name checks below read."""
+class _Described(Protocol):
+    """What the checks below read of a Benchmark: its record."""
 
     @property
-    def name(self) -> str: ...
-
-    @property
-    def splits(self) -> tuple[str, ...]: ...
-
-    @property
-    def subsets(self) -> tuple[str, ...]: ...
-
-    @property
-    def versions(self) -> tuple[str, ...]: ...
-
-    @property
-    def default_version(self) -> str: ...
+    def info(self) -> BenchmarkInfo: ...
 
 
-class _Scored(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def executable(self) -> bool: ...
-
-    @property
-    def scored_by(self) -> str: ...
-
-
-def no_tests_error(benchmark: _Scored) -> InputError:
+def no_tests_error(benchmark: _Described) -> InputError:
     """The one-line refusal for running a benchmark that has no tests: it names the command
     that scores its samples instead."""
     return InputError(
-        f"{benchmark.name} has no tests to execute: score its samples with "
-        f"`{benchmark.scored_by} SAMPLES`",
+        f"{benchmark.info.name} has no tests to execute: score its samples with "
+        f"`{benchmark.info.scored_by} SAMPLES`",
         field="benchmark",
     )
 
 
-def check_executable(benchmark: _Scored) -> None:
+def check_executable(benchmark: _Described) -> None:
     """Raise `no_tests_error` when `benchmark` has no tests for the sandbox to run."""
-    if not benchmark.executable:
+    if not benchmark.info.executable:
         raise no_tests_error(benchmark)
 
 
-def check_split(benchmark: _Offers, split: str | None) -> str:
+def check_split(benchmark: _Described, split: str | None) -> str:
     """`split`, or the benchmark's first split when None; UnknownNameError when unknown."""
     if split is None:
-        return benchmark.splits[0]
-    where = f" for {benchmark.name}"
-    return require_name("split", split, benchmark.splits, where=where, field="split")
+        return benchmark.info.splits[0]
+    where = f" for {benchmark.info.name}"
+    return require_name("split", split, benchmark.info.splits, where=where, field="split")
 
 
-def check_subset(benchmark: _Offers, subset: str) -> str:
-    where = f" for {benchmark.name}"
-    return require_name("subset", subset, benchmark.subsets, where=where, field="subset")
+def check_subset(benchmark: _Described, subset: str) -> str:
+    where = f" for {benchmark.info.name}"
+    return require_name("subset", subset, benchmark.info.subsets, where=where, field="subset")
 
 
-def check_version(benchmark: _Offers, version: str | None) -> str:
+def check_version(benchmark: _Described, version: str | None) -> str:
     """`version`, or the default version when None; UnknownNameError when unknown."""
     if version is None:
-        return benchmark.default_version
-    where = f" of {benchmark.name}"
-    return require_name("version", version, benchmark.versions, where=where, field="version")
+        return benchmark.info.default_version
+    where = f" of {benchmark.info.name}"
+    return require_name("version", version, benchmark.info.versions, where=where, field="version")

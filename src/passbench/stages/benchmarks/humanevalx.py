@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from passbench.core.errors import DatasetError
 from passbench.core.records import ProcessSpec, Task
 from passbench.stages.benchmarks._fields import RecordReader
-from passbench.stages.benchmarks.base import BenchmarkBase
+from passbench.stages.benchmarks.base import BenchmarkBase, BenchmarkInfo
 from passbench.stages.benchmarks.data import DataFile, read_jsonl
 from passbench.stages.benchmarks.prompting import PromptStyle, other_language_style
 from passbench.stages.sandbox.remote.images import Toolchains
@@ -448,37 +448,26 @@ def chat_style(language: Language) -> PromptStyle:
     return other_language_style(language.title, language.fence_names[0], language.stops)
 
 
+def language_info(language: Language) -> BenchmarkInfo:
+    """The record of HumanEval-X in one language: the languages differ in name, task ids and
+    prompts, and share the rest."""
+    return BenchmarkInfo(
+        name=f"humaneval-x-{language.key}",
+        title=f"HumanEval-X {language.title}",
+        programming_language=language.title,
+        id_prefix=language.id_prefix,
+        versions=("2838420",),  # THUDM/CodeGeeX's commit the data files come from
+        default_version="2838420",
+        env_name=None,  # Python's tests need numpy only, which passbench has
+        default_timeout_s=RUN_TIMEOUT_S,
+        prompt_style=chat_style(language),
+    )
+
+
 class HumanEvalX(BenchmarkBase):
-    """One language of HumanEval-X (the subclasses below pick it)."""
+    """One language of HumanEval-X (the subclasses below pick it and its record)."""
 
     language: Language
-    versions = ("2838420",)  # THUDM/CodeGeeX's commit the data files come from
-    default_version = "2838420"
-    env_name: str | None = None  # Python's tests need numpy only, which passbench has
-    has_reference = True
-    splits = ("complete",)
-    subsets = ("full",)
-    default_timeout_s = RUN_TIMEOUT_S
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return f"humaneval-x-{self.language.key}"
-
-    @property
-    def title(self) -> str:  # type: ignore[override]
-        return f"HumanEval-X {self.language.title}"
-
-    @property
-    def id_prefix(self) -> str:  # type: ignore[override]
-        return self.language.id_prefix
-
-    @property
-    def programming_language(self) -> str:  # type: ignore[override]
-        return self.language.title
-
-    @property
-    def prompt_style(self) -> PromptStyle:  # type: ignore[override]
-        return chat_style(self.language)
 
     def toolchains(self) -> Toolchains | None:
         """Debian's packages and what they install (the runner image gets these)."""
@@ -492,11 +481,11 @@ class HumanEvalX(BenchmarkBase):
         return DataFile(
             relpath=f"humaneval-x/{name}",
             url_path=f"{_SOURCE_URL}/{key}/data/{name}",
-            check=lambda path: parse_humanevalx(path, self.language, self.name),
+            check=lambda path: parse_humanevalx(path, self.language, self.info.name),
         )
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
-        return parse_humanevalx(path, self.language, self.name)
+        return parse_humanevalx(path, self.language, self.info.name)
 
     def canonical_code(self, task: Task) -> str:
         """The canonical solution after its prompt (Go's without its imports), as the ground
@@ -554,23 +543,29 @@ class HumanEvalX(BenchmarkBase):
 
 class HumanEvalXCpp(HumanEvalX):
     language = LANGUAGES["cpp"]
+    info = language_info(language)
 
 
 class HumanEvalXGo(HumanEvalX):
     language = LANGUAGES["go"]
+    info = language_info(language)
 
 
 class HumanEvalXJava(HumanEvalX):
     language = LANGUAGES["java"]
+    info = language_info(language)
 
 
 class HumanEvalXJavaScript(HumanEvalX):
     language = LANGUAGES["js"]
+    info = language_info(language)
 
 
 class HumanEvalXPython(HumanEvalX):
     language = LANGUAGES["python"]
+    info = language_info(language)
 
 
 class HumanEvalXRust(HumanEvalX):
     language = LANGUAGES["rust"]
+    info = language_info(language)

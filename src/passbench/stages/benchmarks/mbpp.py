@@ -31,7 +31,7 @@ from typing import Any
 from passbench.core.errors import DatasetError
 from passbench.core.records import Task
 from passbench.stages.benchmarks._fields import RecordReader
-from passbench.stages.benchmarks.base import Phase
+from passbench.stages.benchmarks.base import BenchmarkInfo, Phase
 from passbench.stages.benchmarks.data import DataFile, read_jsonl
 from passbench.stages.benchmarks.humaneval import EVALPLUS_PRELOADED, EVALPLUS_STYLE, _Differential
 from passbench.stages.benchmarks.prompting import EOS
@@ -250,14 +250,10 @@ def parse_mbppplus(path: Path, benchmark: str = "mbppplus") -> tuple[Task, ...]:
 class _MbppDifferential(_Differential):
     """MBPP / MBPP+ as EvalPlus evaluates them: HumanEval+'s machinery with MBPP+'s data."""
 
-    id_prefix = "Mbpp/"
-    versions = ("v0.2.0",)
-    default_version = "v0.2.0"
     _file = _MBPPPLUS_FILE
-    prompt_style = MBPP_STYLE
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
-        return parse_mbppplus(path, self.name)
+        return parse_mbppplus(path, self.info.name)
 
     def _phase(self, task: Task, name: str) -> Phase:
         inputs = tuple(task.metadata[f"{name}_input"])
@@ -276,12 +272,18 @@ class _MbppDifferential(_Differential):
 
 
 class Mbpp(_MbppDifferential):
-    name = "mbpp"
-    title = "MBPP"
+    info = BenchmarkInfo(
+        name="mbpp",
+        title="MBPP",
+        id_prefix="Mbpp/",
+        versions=("v0.2.0",),
+        default_version="v0.2.0",
+        default_timeout_s=60.0,  # EvalPlus's per-task cap, as HumanEval+'s
+        prompt_style=MBPP_STYLE,
+    )
     _phase_names = ("base",)
 
 
 class MbppPlus(_MbppDifferential):
-    name = "mbppplus"
-    title = "MBPP+"
+    info = replace(Mbpp.info, name="mbppplus", title="MBPP+")
     _phase_names = ("base", "plus")

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from passbench.core.records import ProcessSpec, Task
 from passbench.stages.benchmarks._fields import json_array_records
-from passbench.stages.benchmarks.base import BenchmarkBase, TaskId
+from passbench.stages.benchmarks.base import BenchmarkBase, BenchmarkInfo, TaskId
 from passbench.stages.benchmarks.data import DataFile
 from passbench.stages.benchmarks.prompting import PromptStyle, other_language_style
 from passbench.stages.sandbox.remote.images import Toolchains
@@ -287,65 +287,51 @@ def chat_style(language: Language) -> PromptStyle:
 _TASK_ID = re.compile(r"(HumanEval_|mbpp_)(0|[1-9][0-9]*)(_\w+)")
 
 
+def language_info(language: Language) -> BenchmarkInfo:
+    """The record of MultiPL-E in one language: the languages differ in name, subsets, limit
+    and prompts, and share the rest."""
+    return BenchmarkInfo(
+        name=f"multipl-e-{language.key}",
+        title=f"MultiPL-E {language.title}",
+        programming_language=language.title,
+        id_prefix="HumanEval_",  # and mbpp_ for Lua, Rust and Go: see parse_task_id
+        subsets=("full", "humaneval", "mbpp") if language.has_mbpp else ("full",),
+        versions=("v3",),  # the Hugging Face dataset's current prompts (see its PROVENANCE)
+        default_version="v3",
+        default_timeout_s=language.run_timeout_s,
+        env_name=None,  # the worker only starts the toolchain: any Python 3 will do
+        has_reference=False,  # no reference solutions: no ground truth to check
+        guess_from_ids=False,  # every language has the same ids
+        prompt_style=chat_style(language),
+    )
+
+
 class MultiPLE(BenchmarkBase):
-    """One language of MultiPL-E (the subclasses below pick it)."""
+    """One language of MultiPL-E (the subclasses below pick it and its record)."""
 
     language: Language
-    id_prefix = "HumanEval_"  # and mbpp_ for Lua, Rust and Go: see parse_task_id
-    versions = ("v3",)  # the Hugging Face dataset's current prompts (see the data's PROVENANCE)
-    default_version = "v3"
-    env_name: str | None = None  # the worker only starts the toolchain: any Python 3 will do
-    has_reference = False  # no reference solutions: no ground truth to check
-    guess_from_ids = False  # every language has the same ids
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return f"multipl-e-{self.language.key}"
-
-    @property
-    def title(self) -> str:  # type: ignore[override]
-        return f"MultiPL-E {self.language.title}"
-
     subset_field = "source"  # humaneval / mbpp
-
-    @property
-    def subsets(self) -> tuple[str, ...]:  # type: ignore[override]
-        if self.language.has_mbpp:
-            return ("full", "humaneval", "mbpp")
-        return ("full",)
-
-    @property
-    def default_timeout_s(self) -> float:  # type: ignore[override]
-        return self.language.run_timeout_s
-
-    @property
-    def programming_language(self) -> str:  # type: ignore[override]
-        return self.language.title
 
     def toolchains(self) -> Toolchains:
         """This language's Debian packages, and the executables and files to check after."""
         return Toolchains(self.language.debian_packages, self.language.tools)
-
-    @property
-    def prompt_style(self) -> PromptStyle:  # type: ignore[override]
-        return chat_style(self.language)
 
     def data_file(self, version: str) -> DataFile:
         name = self.language.data_file
         return DataFile(
             relpath=f"multipl-e/{name}",
             url_path=f"{_SOURCE_URL}/.patched/multipl_{self.language.key}/data/{name}",
-            check=lambda path: parse_multiple(path, self.language, self.name),
+            check=lambda path: parse_multiple(path, self.language, self.info.name),
         )
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
-        return parse_multiple(path, self.language, self.name)
+        return parse_multiple(path, self.language, self.info.name)
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         """ "HumanEval_0_has_close_elements" -> ("HumanEval_", 0, "_has_close_elements");
         "mbpp_" ids only for the languages that have MBPP tasks."""
         match = _TASK_ID.fullmatch(task_id)
-        if match is None or (match[1] == "mbpp_" and "mbpp" not in self.subsets):
+        if match is None or (match[1] == "mbpp_" and "mbpp" not in self.info.subsets):
             return None
         return TaskId(match[1], int(match[2]), match[3])
 
@@ -397,30 +383,37 @@ class MultiPLE(BenchmarkBase):
 
 class MultiPLEJavaScript(MultiPLE):
     language = LANGUAGES["js"]
+    info = language_info(language)
 
 
 class MultiPLECpp(MultiPLE):
     language = LANGUAGES["cpp"]
+    info = language_info(language)
 
 
 class MultiPLEJava(MultiPLE):
     language = LANGUAGES["java"]
+    info = language_info(language)
 
 
 class MultiPLERust(MultiPLE):
     language = LANGUAGES["rs"]
+    info = language_info(language)
 
 
 class MultiPLELua(MultiPLE):
     language = LANGUAGES["lua"]
+    info = language_info(language)
 
 
 class MultiPLEGo(MultiPLE):
     language = LANGUAGES["go"]
+    info = language_info(language)
 
 
 class MultiPLETypeScript(MultiPLE):
     language = LANGUAGES["ts"]
+    info = language_info(language)
 
 
 #: The sandbox's PATH (sandbox/host/launch.py) less the interpreter's folder: toolchains must be

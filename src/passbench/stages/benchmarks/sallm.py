@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from passbench.core.errors import DatasetError
 from passbench.core.records import Prompt, Task
 from passbench.stages.benchmarks._fields import RecordReader
-from passbench.stages.benchmarks.base import BenchmarkBase, TaskId, no_tests_error
+from passbench.stages.benchmarks.base import BenchmarkBase, BenchmarkInfo, TaskId, no_tests_error
 from passbench.stages.benchmarks.data import DataFile, read_jsonl
 from passbench.stages.benchmarks.prompting import PromptStyle
 
@@ -184,26 +184,28 @@ PROMPT_STYLE = PromptStyle(
 class SALLM(BenchmarkBase):
     """SALLM's 100 Python prompts; subsets pick one technique."""
 
-    name = "sallm"
-    title = "SALLM"
-    id_prefix = "Matching_Author_A_cwe502_"  # the first row's; a bare n names its n-th variant
-    splits = (SPLIT,)
-    subsets = ("full", *(technique.lower() for technique in TECHNIQUES))
+    info = BenchmarkInfo(
+        name="sallm",
+        title="SALLM",
+        id_prefix="Matching_Author_A_cwe502_",  # the first row's; a bare n names its n-th variant
+        splits=(SPLIT,),
+        subsets=("full", *(technique.lower() for technique in TECHNIQUES)),
+        versions=("7f17a76",),
+        default_version="7f17a76",
+        default_timeout_s=1.0,  # nothing runs; the record asks for a positive limit
+        has_reference=False,  # insecure_code is the weakness to avoid, not a solution
+        executable=False,
+        scored_by="passbench security",
+        has_insecure_references=True,  # insecure_code: what `security --references` scans
+        prompt_style=PROMPT_STYLE,
+    )
     subset_field = "technique"
-    versions = ("7f17a76",)
-    default_version = "7f17a76"
-    env_name: str | None = None
-    default_timeout_s = 1.0  # nothing runs; the protocol asks for a positive limit
-    has_reference = False  # insecure_code is the weakness to avoid, not a solution
-    executable = False
-    scored_by = "passbench security"
-    prompt_style = PROMPT_STYLE
 
     def data_file(self, version: str) -> DataFile:
         return _DATA_FILE
 
     def parse_tasks(self, path: Path) -> tuple[Task, ...]:
-        return parse_sallm(path, self.name)
+        return parse_sallm(path, self.info.name)
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         """ "Tainted_CodeQL_codeql_cwe078_0.py" -> ("Tainted_CodeQL_codeql_cwe078_", 0, ".py")."""
@@ -231,8 +233,6 @@ class SALLM(BenchmarkBase):
         from passbench.stages.sanitize.sallm import extract_code
 
         return extract_code(answer, task.prompts[SPLIT], task.entry_point)
-
-    has_insecure_references = True
 
     def insecure_reference(self, task: Task) -> str:
         """The prompt completed with the weakness it invites (`insecure_code`): what

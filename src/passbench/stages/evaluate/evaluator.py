@@ -70,7 +70,7 @@ class Evaluator:
         self.tasks = select_tasks(
             self.loaded.tasks, settings.task_ids, settings.id_range, settings.window
         )
-        env_name = self.benchmark.env_name
+        env_name = self.benchmark.info.env_name
         self.env: EnvInfo | None = None
         if env_name:
             try:
@@ -85,7 +85,7 @@ class Evaluator:
             dataset_sha256=self.loaded.sha256,
             env_name=env_name,
             env=self.env,
-            default_timeout_s=float(self.benchmark.default_timeout_s),
+            default_timeout_s=float(self.benchmark.info.default_timeout_s),
             progress=self.progress,
         )
         self.style = style_for(self.benchmark, self.loaded, self.tasks, self.execution)
@@ -232,7 +232,7 @@ class Evaluator:
             entry = sample_entry(sample, code, result)
             language = self.benchmark.language_of(selected[sample.task_id])
             # the tasks of one benchmark in several languages: reports group by it
-            if language != self.benchmark.programming_language:
+            if language != self.benchmark.info.programming_language:
                 entry["language"] = language
             entry.update(fields)
             entries.append(entry)
@@ -240,7 +240,7 @@ class Evaluator:
         # tasks that fail it out of every score
         quarantined = (
             truth.failures()
-            if truth is not None and self.benchmark.quarantine_failed_references
+            if truth is not None and self.benchmark.info.quarantine_failed_references
             else {}
         )
         # references a stability run of the ground truth found unstable (--ground-truth --runs)

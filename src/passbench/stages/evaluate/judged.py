@@ -37,7 +37,7 @@ class JudgedStyle:
         execution: Execution,
     ) -> None:
         if not isinstance(benchmark, DifferentialBenchmark):
-            raise TypeError(f"{benchmark.name} is not a differential benchmark")
+            raise TypeError(f"{benchmark.info.name} is not a differential benchmark")
         self.benchmark = benchmark
         self.phases = benchmark.phases
         self.loaded = loaded

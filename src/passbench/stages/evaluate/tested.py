@@ -118,7 +118,7 @@ class TestedStyle:
         """How the host judges the canonical programs where the benchmark judges them as it
         judges samples (SWE-bench's log grading); else none: the sandbox's verdict stands, read
         by `reference_verdict`."""
-        if not self.benchmark.judges_references:
+        if not self.benchmark.info.judges_references:
             return None, None
         judging = self.benchmark.judging({task.task_id: task for task in self.tasks})
         return judging if judging is not None else (None, None)
@@ -147,7 +147,7 @@ class TestedStyle:
         truth: GroundTruth | None = None
         truth_isolation = Isolation.BUBBLEWRAP
         # a benchmark without reference solutions (MultiPL-E) has no ground truth to check
-        checked = settings.check_ground_truth and self.benchmark.has_reference
+        checked = settings.check_ground_truth and self.benchmark.info.has_reference
         if checked:
             truth, truth_isolation = self.ground_truth()
         programs: list[Program] = []
@@ -160,7 +160,7 @@ class TestedStyle:
                     code,
                     key=f"{task.task_id}#{sample.sample_index}",
                     timeout_s=execution.time_limits.sample_s(
-                        gt_time, has_reference=self.benchmark.has_reference
+                        gt_time, has_reference=self.benchmark.info.has_reference
                     ),
                     expected_duration_s=gt_time,
                 )

@@ -45,7 +45,7 @@ def guess_benchmark(tasks: Mapping[str, Any]) -> str | None:
         return None
     for name in benchmark_names():
         bench = get_benchmark(name)
-        if bench.guess_from_ids and all(bench.parse_task_id(task_id) for task_id in tasks):
+        if bench.info.guess_from_ids and all(bench.parse_task_id(task_id) for task_id in tasks):
             return name
     return None
 

@@ -44,7 +44,7 @@ def load_catalog(
     try:
         loaded = loader.load(version, "full", data=data)
         hard: frozenset[str] = frozenset()
-        if "hard" in loader.subsets:
+        if "hard" in loader.info.subsets:
             hard = frozenset(task.task_id for task in loader.load(version, "hard", data=data))
     except (DatasetError, UnknownNameError) as error:
         return TaskCatalog(note=f"{benchmark} {version or ''} data not available offline ({error})")
@@ -54,7 +54,7 @@ def load_catalog(
         # MultiPL-E and LiveCodeBench have no reference solutions: nothing to show
         canonical=(
             {task.task_id: loader.canonical_code(task) for task in loaded}
-            if loader.has_reference
+            if loader.info.has_reference
             else {}
         ),
         version=loaded.version,

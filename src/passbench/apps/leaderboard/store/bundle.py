@@ -355,10 +355,10 @@ def check_bundle(
     subset's, or `task_ids`) has exactly `generation.n_samples` samples."""
     manifest = bundle.manifest
     where = f"{bundle.name}/{MANIFEST_NAME}"
-    if manifest.split not in benchmark.splits:
+    if manifest.split not in benchmark.info.splits:
         raise _reject(
             f"{manifest.split!r} is not a split of {manifest.benchmark} "
-            f"({', '.join(benchmark.splits)})",
+            f"({', '.join(benchmark.info.splits)})",
             where,
             field="split",
         )

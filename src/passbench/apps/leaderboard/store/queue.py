@@ -182,9 +182,10 @@ class BenchmarkData:
         try:
             benchmark = get_benchmark(name)
             version = check_version(benchmark, version)
-            if subset not in benchmark.subsets:
+            if subset not in benchmark.info.subsets:
                 raise UnknownNameError(
-                    f"unknown subset {subset!r}; choose one of: " + ", ".join(benchmark.subsets),
+                    f"unknown subset {subset!r}; choose one of: "
+                    + ", ".join(benchmark.info.subsets),
                     field="subset",
                 )
         except UnknownNameError as error:

@@ -60,12 +60,12 @@ CONFIDENCE = scoring.DEFAULT_CONFIDENCE
 
 def _title(benchmark: str) -> str:
     """A benchmark's title for people ("BigCodeBench"); the name when it is not registered."""
-    return get_benchmark(benchmark).title if benchmark in benchmark_names() else benchmark
+    return get_benchmark(benchmark).info.title if benchmark in benchmark_names() else benchmark
 
 
 def _subset_sizes(benchmark: str) -> Mapping[str, int]:
     """Tasks per subset as the benchmark publishes them ({} when it is not registered)."""
-    return get_benchmark(benchmark).subset_sizes if benchmark in benchmark_names() else {}
+    return get_benchmark(benchmark).info.subset_sizes if benchmark in benchmark_names() else {}
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ from passbench.stages.benchmarks.aider_polyglot.toolchains import (
 )
 from passbench.stages.benchmarks.base import (
     BenchmarkBase,
+    BenchmarkInfo,
     LoadedBenchmark,
     TaskId,
     TestFeedback,
@@ -224,7 +225,7 @@ def _data_file(language: str) -> DataFile:
         # not published in this form (built from the exercise folders of _SOURCE): the data
         # folder or the cache must hold it; `load` never downloads it
         url_path=relpath,
-        check=lambda path: parse_language_file(path, language, AiderPolyglot.name, 0),
+        check=lambda path: parse_language_file(path, language, AiderPolyglot.info.name, 0),
     )
 
 
@@ -301,33 +302,34 @@ def _no_direct(prefix: str, task_prompt: str, split: str, chat_template: bool) -
 
 
 class AiderPolyglot(BenchmarkBase):
-    name = "aider-polyglot"
-    title = "Aider polyglot"
-    id_prefix = ID_PREFIX
-    splits = EDIT_FORMATS
-    subsets = ("full", *LANGUAGES)
-    versions = ("7e0611e",)
-    default_version = "7e0611e"
-    default_timeout_s = TEST_TIMEOUT_S
-    has_reference = True
-    max_reflections = 3  # base_coder.py: an edit that cannot be applied is sent back 3 times
-    programming_language = "C++, Go, Java, JavaScript, Python, Rust"
-    subset_sizes = {  # noqa: RUF012 (class data, as on every benchmark)
-        "full": 225,
-        "cpp": 26,
-        "go": 39,
-        "java": 47,
-        "javascript": 49,
-        "python": 34,
-        "rust": 30,
-    }
-    prompt_style = PromptStyle(
-        direct=identity,
-        user_message=_no_direct,
-        direct_stops=(),
-        chat_stops=lambda response_prefix, prefill: (),
-        direct_splits=frozenset(),  # chat models only, as Aider
-        build=build_prompt,
+    info = BenchmarkInfo(
+        name="aider-polyglot",
+        title="Aider polyglot",
+        id_prefix=ID_PREFIX,
+        splits=EDIT_FORMATS,
+        subsets=("full", *LANGUAGES),
+        versions=("7e0611e",),
+        default_version="7e0611e",
+        default_timeout_s=TEST_TIMEOUT_S,
+        max_reflections=3,  # base_coder.py: an edit that cannot be applied is sent back 3 times
+        programming_language="C++, Go, Java, JavaScript, Python, Rust",
+        subset_sizes={
+            "full": 225,
+            "cpp": 26,
+            "go": 39,
+            "java": 47,
+            "javascript": 49,
+            "python": 34,
+            "rust": 30,
+        },
+        prompt_style=PromptStyle(
+            direct=identity,
+            user_message=_no_direct,
+            direct_stops=(),
+            chat_stops=lambda response_prefix, prefill: (),
+            direct_splits=frozenset(),  # chat models only, as Aider
+            build=build_prompt,
+        ),
     )
 
     def language_of(self, task: Task) -> str:
@@ -342,7 +344,7 @@ class AiderPolyglot(BenchmarkBase):
             language = str(raw.get("language"))
             if language not in LANGUAGES:
                 raise DatasetError(f"{path}: line 1: field 'language': not one of {LANGUAGES}")
-            return tuple(parse_language_file(path, language, self.name, 0))
+            return tuple(parse_language_file(path, language, self.info.name, 0))
         raise DatasetError(f"{path}: no exercises in file")
 
     def load(
@@ -365,7 +367,7 @@ class AiderPolyglot(BenchmarkBase):
             chosen = tuple(t for t in every if subset in ("full", t.metadata["language"]))
             if not chosen:
                 raise UnknownNameError(f"{data.dataset_path} holds no {subset} exercises")
-            return LoadedBenchmark(self.name, version, subset, chosen, (source,), every)
+            return LoadedBenchmark(self.info.name, version, subset, chosen, (source,), every)
         sources = []
         tasks: list[Task] = []
         for language in LANGUAGES:
@@ -376,11 +378,11 @@ class AiderPolyglot(BenchmarkBase):
                     f"{error} (the files are a conversion of {_SOURCE}: see docs/benchmarks.md)"
                 ) from None
             sources.append(source)
-            tasks += parse_language_file(source.path, language, self.name, len(tasks))
+            tasks += parse_language_file(source.path, language, self.info.name, len(tasks))
         every = tuple(tasks)
         chosen = tuple(t for t in every if subset in ("full", t.metadata["language"]))
         # every subset records all six files, in one order: a subset's tasks are the full set's
-        return LoadedBenchmark(self.name, version, subset, chosen, tuple(sources), every)
+        return LoadedBenchmark(self.info.name, version, subset, chosen, tuple(sources), every)
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         """`AiderPolyglot/<n>/<language>/<exercise>` -> (`AiderPolyglot/`, n, the rest)."""

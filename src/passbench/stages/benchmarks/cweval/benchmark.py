@@ -37,7 +37,7 @@ from passbench.core.journal import program_sha
 from passbench.core.records import ErrorCategory, ExecResult, Program, Prompt, Task
 from passbench.core.scoring import pass_at_k_table
 from passbench.stages.benchmarks._fields import RecordReader
-from passbench.stages.benchmarks.base import BenchmarkBase, TaskId
+from passbench.stages.benchmarks.base import BenchmarkBase, BenchmarkInfo, TaskId
 from passbench.stages.benchmarks.data import DataFile, read_jsonl
 from passbench.stages.benchmarks.prompting import END_MARKERS, PromptStyle
 
@@ -378,18 +378,19 @@ def security_scores(entries: Sequence[Mapping[str, Any]], ks: Iterable[int]) -> 
 class CWEval(BenchmarkBase):
     """CWEval's 25 core Python tasks (20 CWEs)."""
 
-    name = "cweval"
-    title = "CWEval"
-    id_prefix = "cweval/core/py/cwe_"
-    versions = ("e9a2a12",)
-    default_version = "e9a2a12"
-    env_name: str | None = "cweval"
-    # a sample runs at most 8 cases of at most CASE_TIMEOUT_S each; most take milliseconds
-    default_timeout_s = 60.0
-    guess_from_ids = True
-    prompt_style = PROMPT_STYLE
-    #: a task whose reference fails the oracle self-check is left out of every score
-    quarantine_failed_references = True
+    info = BenchmarkInfo(
+        name="cweval",
+        title="CWEval",
+        id_prefix="cweval/core/py/cwe_",
+        versions=("e9a2a12",),
+        default_version="e9a2a12",
+        env_name="cweval",
+        # a sample runs at most 8 cases of at most CASE_TIMEOUT_S each; most take milliseconds
+        default_timeout_s=60.0,
+        prompt_style=PROMPT_STYLE,
+        # a task whose reference fails the oracle self-check is left out of every score
+        quarantine_failed_references=True,
+    )
 
     def data_file(self, version: str) -> DataFile:
         return _DATA_FILE
@@ -412,7 +413,7 @@ class CWEval(BenchmarkBase):
     def solution_from_completion(self, task: Task, completion: str) -> str:
         """A base model's completion closes the prompt's open block: the code is that block
         (cweval/evaluate.py parses prompt + response for its first block)."""
-        text = self.prompt_style.direct(task.prompts["complete"]) + completion
+        text = self.info.prompt_style.direct(task.prompts["complete"]) + completion
         return first_code_block(text) or text
 
     def sanitize_answer(self, answer: str, task: Task, split: str) -> SanitizeResult:

@@ -41,6 +41,7 @@ from passbench.core.runs import RunResults
 from passbench.stages.benchmarks._fields import RecordReader
 from passbench.stages.benchmarks.base import (
     BenchmarkBase,
+    BenchmarkInfo,
     LoadedBenchmark,
     TaskId,
     check_subset,
@@ -291,20 +292,20 @@ PROMPT_STYLE = PromptStyle(
 class LiveCodeBench(BenchmarkBase):
     """LiveCodeBench code generation: stdin/stdout and LeetCode (functional) problems."""
 
-    name = "livecodebench"
-    title = "LiveCodeBench"
-    id_prefix = ""
-    # one prompt; named as every benchmark's default split (chat models only, see build_prompt)
-    splits = ("complete",)
-    subsets = ("full",)
-    versions = tuple(RELEASE_FILES)
-    default_version = "release_v5"
-    env_name: str | None = None
-    default_timeout_s = DEFAULT_TIMEOUT_S  # per test, as LiveCodeBench's --timeout
-    has_reference = False  # the hub has tests, no solutions: no ground truth to check
-    guess_from_ids = False  # bare question ids ("2730") say nothing about the benchmark
-    prompt_style = PROMPT_STYLE
-    dated = True  # tasks carry metadata["contest_date"]: --since / --until apply
+    info = BenchmarkInfo(
+        name="livecodebench",
+        title="LiveCodeBench",
+        id_prefix="",
+        # one prompt; named as every benchmark's default split (chat models only, see
+        # build_prompt)
+        splits=("complete",),
+        versions=tuple(RELEASE_FILES),
+        default_version="release_v5",
+        default_timeout_s=DEFAULT_TIMEOUT_S,  # per test, as LiveCodeBench's --timeout
+        has_reference=False,  # the hub has tests, no solutions: no ground truth to check
+        guess_from_ids=False,  # bare question ids ("2730") say nothing about the benchmark
+        prompt_style=PROMPT_STYLE,
+    )
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         """The platforms' question ids: LeetCode's "2730", AtCoder's "abc306_e", Codeforces'
@@ -343,7 +344,7 @@ class LiveCodeBench(BenchmarkBase):
                     raise DatasetError(f"{resolved.path}: question_id {task.task_id} repeated")
                 tasks[task.task_id] = task
         ordered = tuple(sorted(tasks.values(), key=lambda task: task.task_id))
-        return LoadedBenchmark(self.name, version, subset, ordered, tuple(files))
+        return LoadedBenchmark(self.info.name, version, subset, ordered, tuple(files))
 
     def program(
         self,
@@ -378,8 +379,8 @@ class LiveCodeBench(BenchmarkBase):
 
     def canonical_code(self, task: Task) -> str:
         raise InputError(
-            f"{self.name} has no reference solutions ({task.task_id}): there is no ground truth "
-            "to run"
+            f"{self.info.name} has no reference solutions ({task.task_id}): there is no ground "
+            "truth to run"
         )
 
     def calibrated_code(self, task: Task, solution: str) -> str:
@@ -440,7 +441,7 @@ class LiveCodeBench(BenchmarkBase):
 
         if not eval_all.looks_like_eval_all(path):
             return None
-        return eval_all.run_from_eval_all(path, self.name)
+        return eval_all.run_from_eval_all(path, self.info.name)
 
     def attach_official_results(self, run: RunResults) -> RunResults:
         """The contest dates, difficulties and platforms of the eval_all file beside the run."""

@@ -33,7 +33,7 @@ import json
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -51,7 +51,7 @@ from passbench.core.records import (
     Task,
 )
 from passbench.core.runs import RunResults, SampleResult
-from passbench.stages.benchmarks.base import BenchmarkBase, Judging, TaskId
+from passbench.stages.benchmarks.base import BenchmarkBase, BenchmarkInfo, Judging, TaskId
 from passbench.stages.benchmarks.data import DataFile, DataSettings
 from passbench.stages.benchmarks.prompting import PromptStyle
 from passbench.stages.benchmarks.swebench import grading, prompting
@@ -484,18 +484,7 @@ def _extra_of(result: ExecResult) -> dict[str, Any]:
 
 
 class _SWEBench(BenchmarkBase):
-    # instance ids are "<owner>__<name>-<pull request>"; a bare number means a django one
-    id_prefix = "django__django-"
-    # one prompt: the official text prompt (style-3, oracle retrieval), under the split name
-    # every command defaults to
-    splits = ("complete",)
-    env_name = None
-    default_timeout_s = OFFICIAL_TIMEOUT_S
-    # an instance id is in both Verified and Lite: a file of ids alone names neither
-    guess_from_ids = False
     subset_field = "repository"
-    judges_references = True  # the gold patches are graded from their test logs too
-    prompt_style = SWEBENCH_STYLE
     _files: Mapping[str, DataFile]
 
     # -- loading
@@ -518,7 +507,7 @@ class _SWEBench(BenchmarkBase):
         data = getattr(self, "_data", None) or DataSettings()
         # the environment exports sit beside the dataset (swebench/ of a data folder)
         resolved = _Resolved(_repository_source(data), data.data_dir or path.parent.parent)
-        return tuple(_task(self.name, instance, resolved) for instance in read_instances(path))
+        return tuple(_task(self.info.name, instance, resolved) for instance in read_instances(path))
 
     def parse_task_id(self, task_id: str) -> TaskId | None:
         match = re.fullmatch(r"([A-Za-z0-9_.-]+__[A-Za-z0-9_.-]+-)(\d+)", task_id)
@@ -669,7 +658,7 @@ class _SWEBench(BenchmarkBase):
 
     def task_environments(self) -> SWEBenchEnvironments:
         if getattr(self, "_environments", None) is None:
-            self._environments = SWEBenchEnvironments(self.name, _data_dir)
+            self._environments = SWEBenchEnvironments(self.info.name, _data_dir)
         return self._environments
 
     def read_samples(self, path: Path, known_task_ids: Iterable[str]) -> list[Sample] | None:
@@ -680,7 +669,7 @@ class _SWEBench(BenchmarkBase):
         for prediction in read_predictions(path):
             if prediction.instance_id not in known:
                 raise InputError(
-                    f"instance {prediction.instance_id!r} is not in {self.name}",
+                    f"instance {prediction.instance_id!r} is not in {self.info.name}",
                     path=path,
                     field="instance_id",
                 )
@@ -782,7 +771,7 @@ class _SWEBench(BenchmarkBase):
             date=None,
             tasks=MappingProxyType(tasks),
             format="swebench-run-report",
-            known_benchmark=self.name,
+            known_benchmark=self.info.name,
         )
 
 
@@ -865,12 +854,24 @@ def _task(benchmark: str, instance: Instance, resolved: _Resolved) -> Task:
 class SWEBenchVerified(_SWEBench):
     """SWE-bench Verified: 500 instances checked by people (OpenAI, 2024)."""
 
-    name = "swebench-verified"
-    title = "SWE-bench Verified"
-    versions = ("5.0",)
-    default_version = "5.0"
-    subsets = ("full", *_REPOSITORIES)
-    subset_sizes = MappingProxyType({"full": 500})
+    info = BenchmarkInfo(
+        name="swebench-verified",
+        title="SWE-bench Verified",
+        # instance ids are "<owner>__<name>-<pull request>"; a bare number means a django one
+        id_prefix="django__django-",
+        # one prompt: the official text prompt (style-3, oracle retrieval), under the split
+        # name every command defaults to
+        splits=("complete",),
+        versions=("5.0",),
+        default_version="5.0",
+        subsets=("full", *_REPOSITORIES),
+        subset_sizes={"full": 500},
+        default_timeout_s=OFFICIAL_TIMEOUT_S,
+        # an instance id is in both Verified and Lite: a file of ids alone names neither
+        guess_from_ids=False,
+        judges_references=True,  # the gold patches are graded from their test logs too
+        prompt_style=SWEBENCH_STYLE,
+    )
     _files = MappingProxyType(
         {
             "5.0": _data_file(
@@ -884,13 +885,16 @@ class SWEBenchVerified(_SWEBench):
 class SWEBenchLite(_SWEBench):
     """SWE-bench Lite: 300 test instances (and 23 dev ones, version "dev")."""
 
-    name = "swebench-lite"
-    title = "SWE-bench Lite"
-    versions = ("test", "dev")
-    default_version = "test"
-    # the test split's repositories (dev's six others: --version dev --subset full)
-    subsets = ("full", *_REPOSITORIES)
-    subset_sizes = MappingProxyType({"full": 300})
+    info = replace(
+        SWEBenchVerified.info,
+        name="swebench-lite",
+        title="SWE-bench Lite",
+        versions=("test", "dev"),
+        default_version="test",
+        # the test split's repositories (dev's six others: --version dev --subset full)
+        subsets=("full", *_REPOSITORIES),
+        subset_sizes={"full": 300},
+    )
     _files = MappingProxyType(
         {
             "test": _data_file(
