@@ -9,7 +9,10 @@ nothing is skipped.
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,15 +96,24 @@ SWEBENCH_REPOSITORIES = (
 )
 
 
+_SWEBENCH_ROOTS: list[Path] = []
+
+
 def swebench_small(data_dir: Path, tmp: Path) -> DataSettings:
     """SWE-bench's repositories are not in the shared folder (they are code): a small real
     repository and its mirrors, one instance per repository (tests/stages/benchmarks/swebench/
     fixture.py)."""
     from tests.stages.benchmarks.swebench.fixture import make_small_bench
 
-    root = tmp / "swebench"
-    if not root.exists():  # one private folder per test: made once, read by every subset
-        make_small_bench(root, SWEBENCH_REPOSITORIES)
+    # one bench per test process, read by every test and subset: the suite caches loaded task
+    # sets across tests, and a bench made again a second later has other commit ids (its
+    # commits carry the time), so a subset would not be the full set's tasks
+    if not _SWEBENCH_ROOTS:
+        made = Path(tempfile.mkdtemp(prefix="passbench-contract-swebench-"))
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        make_small_bench(made / "swebench", SWEBENCH_REPOSITORIES)
+        _SWEBENCH_ROOTS.append(made / "swebench")
+    root = _SWEBENCH_ROOTS[0]
     return DataSettings(
         data_dir=root / "data", cache_dir=tmp / "cache", download=False, repos_dir=root / "repos"
     )
