@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from passbench.core.errors import SandboxError
@@ -20,17 +21,19 @@ from passbench.stages.sandbox.remote.retrying import run_with_retries
 
 #: What a repository program may need of a runner besides its repository and environment: the
 #: name a runner's info gives it, what a refusal says a backend does not do, and which programs
-#: need it.
-REPOSITORY_EXTRAS: dict[str, tuple[str, Callable[[RepositorySpec], bool]]] = {
-    "services": (
-        "start loopback services (requests' httpbin)",
-        lambda spec: bool(spec.services),
-    ),
-    "submodules": (
-        "check out git submodules (astropy's astropy_helpers)",
-        lambda spec: bool(spec.submodules),
-    ),
-}
+#: need it. Read-only: what a runner's info advertises must not change while it runs.
+REPOSITORY_EXTRAS: Mapping[str, tuple[str, Callable[[RepositorySpec], bool]]] = MappingProxyType(
+    {
+        "services": (
+            "start loopback services (requests' httpbin)",
+            lambda spec: bool(spec.services),
+        ),
+        "submodules": (
+            "check out git submodules (astropy's astropy_helpers)",
+            lambda spec: bool(spec.submodules),
+        ),
+    }
+)
 
 
 def _ignore(message: str) -> None:
