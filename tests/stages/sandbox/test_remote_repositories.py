@@ -305,8 +305,8 @@ def test_other_backends_refuse_repository_programs_before_anything_runs() -> Non
     with pytest.raises(SandboxError) as refused:
         backend.run([_program("c" * 40)])
     assert str(refused.value) == (
-        "container backend (image x) does not run repository programs (SWE-bench) yet: "
-        "use --backend local, ray or remote"
+        "container backend (image x) does not run repository programs (SWE-bench): "
+        "use --backend local, docker, podman, ray or remote"
     )
     assert backend.asked == []
 
@@ -319,7 +319,8 @@ def test_runners_that_do_not_resolve_them_refuse_them() -> None:
     )
     (only,) = list(answer(request, RunnerSetup()))
     assert json.loads(only) == {
-        "error": "this runner does not run repository programs (SWE-bench) yet",
+        "error": "this runner does not run repository programs (SWE-bench): it was not told "
+        "where their mirrors and environments are (--repos, --env-dir)",
         "retry": False,
     }
     with pytest.raises(SandboxError, match="does not run repository programs"):
