@@ -17,9 +17,9 @@ Shown, and nothing else of the host:
   version folder, say): the environments are prefixes whose standard library is the base's, so
   it must be at the same path inside, and it runs on the image's Debian (its system libraries);
 - when a program names no test environment (none is built for its instance), the folders of
-  the interpreter it runs under locally, the caller's evaluation interpreter (`--python`, else
-  the one passbench runs on), which the agent is told to run it under: not the image's, which
-  has other packages (no pytest), so that its verdict is the local one.
+  the interpreter it runs under locally (the one passbench runs on), which the agent is told to
+  run it under: not the image's, which has other packages (no pytest), so that its verdict is
+  the local one.
 
 Before a container starts, this machine is checked the same way (`repository_batch`): a mirror
 without the commit, an environment not built, changed or of another Python, is named in one
