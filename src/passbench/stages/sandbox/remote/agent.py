@@ -4,6 +4,7 @@
                                       [--envs-root DIR] ...
                                       [--skip-integrity-check]
                                       [--repos DIR]... [--env-dir CACHE=DIR]...
+                                      [--repository-python PATH]
     python -m passbench.stages.sandbox.remote.agent --describe [--envs-root DIR]
 
 It reads one run request (sandbox/remote/wire.py RunRequest: environment by name and lock, limits,

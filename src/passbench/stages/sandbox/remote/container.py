@@ -261,35 +261,6 @@ def run_command(
     if allow_unsandboxed:
         command.append("--allow-unsandboxed")
     return command
-    command = [
-        engine,
-        "run",
-        "--rm",
-        "--interactive",
-        f"--name={name}",
-        "--label=org.passbench.agent=1",
-        # the samples' network is bubblewrap's to cut; the agent itself needs none
-        "--network=none" if not limits.allow_network else "--network=bridge",
-        "--read-only",
-        f"--tmpfs=/tmp:rw,nosuid,nodev,mode=1777,size={tmp_mb}m",
-        f"--memory={memory_mb}m",
-        f"--memory-swap={memory_mb}m",  # no swap beyond the cap
-        f"--pids-limit={pids}",
-        f"--ulimit=nofile={NOFILE}:{NOFILE}",
-        f"--ulimit=nproc={pids}:{pids}",
-        "--cap-drop=ALL",
-        "--security-opt=no-new-privileges",
-        f"--user={USER}",
-        # bubblewrap mounts a fresh /proc for each sample, which the kernel allows only where
-        # no part of /proc is masked: the engines mask /proc/kcore, /proc/keys, ... by default
-        *_nesting_options(engine),
-        image_id,
-        # the environment is the image's, by id, under a read-only root: nothing to re-hash
-        "--skip-integrity-check",
-    ]
-    if allow_unsandboxed:
-        command.append("--allow-unsandboxed")
-    return command
 
 
 def _nesting_options(engine: str) -> list[str]:
