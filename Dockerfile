@@ -45,14 +45,16 @@ ARG MULTIPLE_TOOLS="node g++ javac java /usr/share/java/javatuples.jar rustc lua
 ARG NPM_PACKAGES="typescript@5.9.3 js-md5@0.8.3"
 ARG AIDER_JS_PACKAGES="jest@29.7.0 babel-jest@29.7.0 @babel/core@7.25.2 @exercism/babel-preset-javascript@0.2.1 core-js@3.37.1"
 
-# bubblewrap isolates each sample inside the container; the rest is what BigCodeBench's programs
+# bubblewrap isolates each sample inside the container; git makes repository programs' (SWE-bench)
+# working copies and applies their patches, iproute2's `ip` sets up their tarpit (setpriv and
+# prlimit are util-linux's, in every Debian); the rest is what BigCodeBench's programs
 # run (evalenv/apt-packages.txt) and what building its lock compiles (g++), and with MULTIPLE=1
 # MultiPL-E's toolchains, each checked where the sandbox looks (its PATH). Only missing packages
 # are installed, so a base that has them builds without a Debian mirror. (The JDK's post-install
 # links its man pages, whose folder slim images lack: it is made first.)
 COPY src/passbench/stages/evalenv/apt-packages.txt /tmp/apt-packages.txt
 RUN set -eu; \
-    wanted="bubblewrap"; \
+    wanted="bubblewrap git iproute2"; \
     if [ -n "$ENVIRONMENTS" ]; then \
       wanted="$wanted $(grep -v '^#' /tmp/apt-packages.txt | grep -v '^python3\.11' | tr '\n' ' ') libtk8.6"; \
     fi; \

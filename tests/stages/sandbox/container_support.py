@@ -118,7 +118,7 @@ def _ensure_base() -> None:
         made = _run(
             "debootstrap",
             "--variant=minbase",
-            "--include=python3,python3-venv,bubblewrap",
+            "--include=python3,python3-venv,bubblewrap,git,iproute2",
             "bookworm",
             root,
             mirror,

@@ -31,6 +31,7 @@ from passbench.stages.sandbox.remote.container import (
     parse_inspect,
     run_command,
 )
+from passbench.stages.sandbox.remote.container_repos import RepositoryBatch, _cannot_show
 from passbench.stages.sandbox.remote.images import (
     ImageSpec,
     build_command,
@@ -66,6 +67,58 @@ def test_run_command_is_exactly_the_isolating_one() -> None:
         "--cap-drop=ALL", "--security-opt=no-new-privileges", "--user=10001:10001",
         "--security-opt=unmask=/proc/*", "sha256:abc", "--skip-integrity-check",
     ]  # fmt: skip
+
+
+def test_a_container_of_repository_programs_is_shown_their_folders_read_only() -> None:
+    """Root with the few capabilities the repository sandbox uses as root (not all of them),
+    room for working copies, and the host folders the programs name, read-only at their own
+    paths, named to the agent; everything else as for other programs."""
+    batch = RepositoryBatch(
+        repos_dirs=(Path("/srv/mirrors"),),
+        env_dirs=(("swebench", Path("/srv/envs")),),
+        base_prefixes=(Path("/opt/pyenv/versions/3.9.20"),),
+        memory_mb=8192,
+        python=Path("/srv/venv/bin/python"),
+        python_folders=(Path("/srv/venv"), Path("/opt/pyenv/versions/3.9.20")),
+    )
+    limits = Limits(memory_mb=1024, tmp_mb=64, processes=64)
+    command = run_command("podman", "sha256:abc", "n", limits, workers=2, repositories=batch)
+    plain = run_command("podman", "sha256:abc", "n", limits, workers=2)
+    assert "--user=10001:10001" in plain and "--user=10001:10001" not in command
+    assert [a for a in command if a.startswith(("--user", "--cap-"))] == [
+        "--cap-drop=ALL", "--user=0:0", "--cap-add=CHOWN", "--cap-add=DAC_OVERRIDE",
+        "--cap-add=FOWNER", "--cap-add=SETUID", "--cap-add=SETGID", "--cap-add=SETFCAP",
+    ]  # fmt: skip
+    for kept in ("--network=none", "--read-only", "--security-opt=no-new-privileges"):
+        assert kept in command
+    assert "--tmpfs=/tmp:rw,nosuid,nodev,mode=1777,size=8384m" in command  # 2 x (64 + 4096) + 64
+    assert "--memory=27264m" in command  # 2 x (1024 + 64) + 512 + 2 x (8192 + 4096)
+    assert "--pids-limit=1216" in command and "--ulimit=nproc=1216:1216" in command
+    volumes = [a for a in command if a.startswith("--volume")]
+    assert volumes == [
+        "--volume=/srv/mirrors:/srv/mirrors:ro", "--volume=/srv/envs:/srv/envs:ro",
+        "--volume=/opt/pyenv/versions/3.9.20:/opt/pyenv/versions/3.9.20:ro",
+        "--volume=/srv/venv:/srv/venv:ro",
+    ]  # fmt: skip
+    assert command.index(volumes[-1]) < command.index("sha256:abc")
+    assert command[command.index("sha256:abc") :] == [
+        "sha256:abc", "--skip-integrity-check", "--repos", "/srv/mirrors",
+        "--env-dir", "swebench=/srv/envs", "--repository-python", "/srv/venv/bin/python",
+    ]  # fmt: skip
+
+
+def test_folders_that_would_hide_the_image_are_not_shown(tmp_path: Path) -> None:
+    assert _cannot_show(tmp_path) == ""  # pytest's folders lie in /tmp: shown above its tmpfs
+    for folder, why in [
+        (Path("/usr"), "it would hide the image's /usr"),
+        (Path("/"), "it would hide the image's /usr"),
+        (Path("/usr/local"), "it lies in the image's /usr"),
+        (Path("/tmp"), "it would hide the image's /tmp"),
+        (tmp_path / "absent", "is not a folder of this machine"),
+    ]:
+        assert why in _cannot_show(folder), folder
+    (tmp_path / "a:b").mkdir()
+    assert "':', ',' or a space" in _cannot_show(tmp_path / "a:b")
 
 
 def test_docker_needs_more_to_nest_bubblewrap_and_networking_is_opt_in() -> None:

@@ -305,8 +305,8 @@ def test_other_backends_refuse_repository_programs_before_anything_runs() -> Non
     with pytest.raises(SandboxError) as refused:
         backend.run([_program("c" * 40)])
     assert str(refused.value) == (
-        "container backend (image x) does not run repository programs (SWE-bench) yet: "
-        "use --backend local, ray or remote"
+        "container backend (image x) does not run repository programs (SWE-bench): "
+        "use --backend local, docker, podman, ray or remote"
     )
     assert backend.asked == []
 
@@ -319,11 +319,38 @@ def test_runners_that_do_not_resolve_them_refuse_them() -> None:
     )
     (only,) = list(answer(request, RunnerSetup()))
     assert json.loads(only) == {
-        "error": "this runner does not run repository programs (SWE-bench) yet",
+        "error": "this runner does not run repository programs (SWE-bench): it was not told "
+        "where their mirrors and environments are (--repos, --env-dir)",
         "retry": False,
     }
     with pytest.raises(SandboxError, match="does not run repository programs"):
         sandbox_config(request, RunnerSetup())
+
+
+def test_an_agent_told_its_folders_names_what_they_lack_in_one_line(tmp_path: Path) -> None:
+    """A container's agent (`--repos`, `--env-dir`) searches those folders only: no clone
+    cache, no caller's folder, no default cache; what is missing is one error line, and
+    nothing runs."""
+    from passbench.stages.sandbox.remote.agent import _repository_roots
+
+    (tmp_path / "repos").mkdir()
+    roots = _repository_roots([tmp_path / "repos"], [f"mycache={tmp_path / 'envs'}"])
+    assert roots is not None and roots.mirror_folders("/caller/repos") == [tmp_path / "repos"]
+    assert roots.env_folder("mycache") == tmp_path / "envs"
+    request = RunRequest(EnvironmentRef("host"), Limits(), 0, (_program("c" * 40),))
+    (only,) = list(answer(request, RunnerSetup(repositories=True, repository_roots=roots)))
+    assert json.loads(only) == {
+        "error": (
+            f"the container lacks: no mirror of octo/calc with commit cccccccccccc "
+            f"(octo__calc.git in: {tmp_path / 'repos'}); set --repos where the container runs "
+            f"to a folder with one; no 'mycache' environment of lock {SHA[:12]} (Python "
+            f"3.11.7) in {tmp_path / 'envs'}: build it there with passbench env create, or set "
+            "PASSBENCH_MYCACHE_ENV_DIR where the container runs"
+        ),
+        "retry": False,
+    }
+    with pytest.raises(ValueError, match="expected CACHE=DIR"):
+        _repository_roots([], ["mycache"])
 
 
 # -- submodules and loopback services

@@ -23,6 +23,9 @@ from passbench.stages.sandbox.host.repository import RepositoryRun, run_reposito
 from passbench.stages.sandbox.host.workdirs import default_scratch_root
 from passbench.stages.sandbox.host.workingcopy import add_submodule, make_working_copy
 
+#: Processes and threads one run may have at least (a repository's tests and its build).
+REPOSITORY_PROCESSES = 512
+
 
 def run_repository_program(program: Program, config: SandboxConfig) -> ExecResult:
     """Run one "repository" program on this machine; errors preparing the working copy are
@@ -64,7 +67,7 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
             env=env,
             timeout_s=program.timeout_s,
             memory_mb=spec.memory_mb,
-            max_processes=max(config.limits.processes, 512),
+            max_processes=max(config.limits.processes, REPOSITORY_PROCESSES),
             network=config.limits.allow_network,
             output_cap=spec.output_cap,
             channel=spec.channel,

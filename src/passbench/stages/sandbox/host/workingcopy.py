@@ -62,11 +62,18 @@ def make_working_copy(repo: str, git_dir: Path, commit: str, dest: Path) -> None
     )
     wanted = "".join(f"{oid}\n" for oid in [commit, *(oid for _, oid in tags)])
     pack = dest / ".git" / "objects" / "pack" / "pack"
+    source, pack_env = git_dir, env
+    if not os.access(git_dir / "objects", os.W_OK):
+        # a read-only git directory (a container is shown its mirrors so): git writes its
+        # temporary files in the repository it runs in, so the pack is made in the new one,
+        # the git directory's objects borrowed for this one command (no alternates file stays)
+        borrowed = str((git_dir / "objects").resolve())
+        source, pack_env = dest / ".git", {**env, "GIT_ALTERNATE_OBJECT_DIRECTORIES": borrowed}
     _check(
         run_git(
             ["pack-objects", "--revs", "--quiet", "--delta-base-offset", str(pack)],
-            git_dir=git_dir,
-            env=env,
+            git_dir=source,
+            env=pack_env,
             stdin=wanted,
         ),
         f"{repo}: cannot copy commit {commit} and its history out of {git_dir}",

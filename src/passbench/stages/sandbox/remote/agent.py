@@ -3,6 +3,8 @@
     python -m passbench.stages.sandbox.remote.agent [--request FILE] [--output FILE]
                                       [--envs-root DIR] ...
                                       [--skip-integrity-check]
+                                      [--repos DIR]... [--env-dir CACHE=DIR]...
+                                      [--repository-python PATH]
     python -m passbench.stages.sandbox.remote.agent --describe [--envs-root DIR]
 
 It reads one run request (sandbox/remote/wire.py RunRequest: environment by name and lock, limits,
@@ -13,6 +15,13 @@ POST /passbench/v1/run: one verdict a line as each finishes, then {"done": true,
 given), so the caller journals verdicts as they arrive and a lost runner costs only the ones
 not yet written. `--describe` prints what this runner offers (protocol, passbench version,
 environments, whether bubblewrap isolates here) as one JSON object.
+
+Repository programs (SWE-bench) run only when `--repos` or `--env-dir` names where this
+machine keeps what they name (a container backend shows the caller's mirror folders and
+environment caches read-only at their own paths, and names them so): the agent then finds
+each program's repository commit and test environment there by identity, checked as a Ray
+node checks them (remote/repositories.py: the record, the Python version, the integrity
+manifest), and refuses the request in one line, before anything runs, when any is missing.
 
 Exit status: 0 answered (verdicts may be failures), 2 a malformed request, 3 the sandbox failed.
 """
@@ -25,7 +34,7 @@ import os
 import platform
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import IO, Any
@@ -35,6 +44,7 @@ from passbench.stages.evalenv import EnvInfo, check_integrity, locate_env, spec_
 from passbench.stages.sandbox import open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef, SandboxConfig
 from passbench.stages.sandbox.host.isolation import check_isolation
+from passbench.stages.sandbox.remote.repositories import RepositoryResolver, RepositoryRoots
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
@@ -62,10 +72,18 @@ class RunnerSetup:
     # checks an environment is intact before it runs programs (default: every time)
     verify: Callable[[EnvInfo], None] | None = None
     # whether it runs repository programs (SWE-bench), resolving their repository and test
-    # environment in its own folders first (remote/repositories.py: Ray's nodes and
-    # `passbench serve` do); a runner that does not (the agent of containers and E2B
-    # sandboxes) refuses them, so no host path a caller names is ever shown to its sandbox
+    # environment in its own folders first (remote/repositories.py: Ray's nodes, `passbench
+    # serve`, and a container's agent given `repository_roots`); a runner that does not (an
+    # E2B sandbox's agent) refuses them, so no host path a caller names is ever shown to its
+    # sandbox
     repositories: bool = False
+    # where the agent itself finds what repository programs name, by identity (a container's
+    # agent, shown the caller's folders: `--repos`, `--env-dir`); None: it does not resolve
+    # them (the caller of `answer` did, or the runner refuses them)
+    repository_roots: RepositoryRoots | None = None
+    # the interpreter a request of repository programs only runs under (those naming no test
+    # environment use it): the caller's, as a local run uses it (a container is shown it)
+    repository_python: Path | None = None
 
     def env_root(self, name: str) -> Path | None:
         """Environment `name`'s folder, or None for passbench's default location
@@ -91,7 +109,10 @@ def offered_environments(setup: RunnerSetup) -> dict[str, dict[str, str]]:
 def refusal(request: RunRequest, setup: RunnerSetup) -> str:
     """Why this runner refuses `request` before anything runs ("" when it does not)."""
     if not setup.repositories and any(p.style == "repository" for p in request.programs):
-        return "this runner does not run repository programs (SWE-bench) yet"
+        return (
+            "this runner does not run repository programs (SWE-bench): it was not told where "
+            "their mirrors and environments are (--repos, --env-dir)"
+        )
     return ""
 
 
@@ -105,7 +126,13 @@ def sandbox_config(request: RunRequest, setup: RunnerSetup) -> SandboxConfig:
     env_vars: dict[str, str] = {}
     read_only: list[Path] = []
     wanted = request.environment
-    if wanted.name == HOST:
+    repositories_only = bool(request.programs) and all(
+        program.style == "repository" for program in request.programs
+    )
+    if wanted.name == HOST and setup.repository_python is not None and repositories_only:
+        python = setup.repository_python
+        identity = EnvironmentRef(HOST, "", platform.python_version())
+    elif wanted.name == HOST:
         python = Path(sys.executable)
         identity = EnvironmentRef(HOST, "", platform.python_version())
     else:
@@ -147,6 +174,12 @@ def answer(request: RunRequest, setup: RunnerSetup) -> Iterator[bytes]:
     if refused:
         yield line({"error": refused, "retry": False})
         return
+    if setup.repository_roots is not None:
+        try:
+            request = resolve_repositories(request, setup.repository_roots)
+        except SandboxError as error:  # what this machine lacks: asking again cannot help
+            yield line({"error": str(error), "retry": False})
+            return
     try:
         config = sandbox_config(request, setup)
         with open_sandbox(config) as sandbox:
@@ -156,6 +189,39 @@ def answer(request: RunRequest, setup: RunnerSetup) -> Iterator[bytes]:
         yield line({"done": True, **done})
     except PassbenchError as error:
         yield line({"error": f"the runner's sandbox failed: {error}", "retry": True})
+
+
+def resolve_repositories(request: RunRequest, roots: RepositoryRoots) -> RunRequest:
+    """`request` with its repository programs' repositories and environments found in
+    `roots` (checked); SandboxError naming, in one line, all that is missing."""
+    if not any(program.style == "repository" for program in request.programs):
+        return request
+    resolver = RepositoryResolver(roots)
+    lacks = resolver.missing(request.programs)
+    if lacks:
+        raise SandboxError(f"{roots.runner} lacks: " + "; ".join(lacks))
+    return replace(request, programs=tuple(resolver.localize(p) for p in request.programs))
+
+
+def _repository_roots(repos: list[Path], env_dirs: list[str]) -> RepositoryRoots | None:
+    """The folders `--repos` and `--env-dir CACHE=DIR` name, only (no clone cache, no
+    caller's folder, no default cache): what a container was shown."""
+    if not repos and not env_dirs:
+        return None
+    caches: list[tuple[str, Path]] = []
+    for given in env_dirs:
+        cache, equals, folder = given.partition("=")
+        if not equals or not cache or not folder:
+            raise ValueError(f"--env-dir {given!r}: expected CACHE=DIR")
+        caches.append((cache, Path(folder)))
+    return RepositoryRoots(
+        repos_dirs=tuple(repos),
+        env_dirs=tuple(caches),
+        clone_cache=None,
+        callers_folder=False,
+        runner="the container",
+        repos_setting="--repos",
+    )
 
 
 def describe(setup: RunnerSetup) -> dict[str, Any]:
@@ -198,7 +264,30 @@ def main(argv: list[str] | None = None) -> int:
         "started from an image by id, whose files cannot have changed)",
     )
     parser.add_argument("--describe", action="store_true", help="say what this runner offers")
+    parser.add_argument(
+        "--repos",
+        type=Path,
+        action="append",
+        default=[],
+        help="a folder of <owner>__<name>.git mirrors repository programs are found in",
+    )
+    parser.add_argument(
+        "--env-dir",
+        action="append",
+        default=[],
+        metavar="CACHE=DIR",
+        help="the folder of environment cache CACHE repository programs are found in",
+    )
+    parser.add_argument(
+        "--repository-python",
+        type=Path,
+        help="the interpreter repository programs naming no test environment run under",
+    )
     options = parser.parse_args(argv)
+    try:
+        roots = _repository_roots(options.repos, options.env_dir)
+    except ValueError as error:
+        parser.error(str(error))
     setup = RunnerSetup(
         envs_root=options.envs_root,
         nltk_data=options.nltk_data,
@@ -207,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
         # an image's files get new ctimes wherever its layers are unpacked, so the manifest's
         # fast check would hash all of them (50,000 files, 4-5 s) in every container
         verify=_no_check if options.skip_integrity_check else None,
+        repositories=roots is not None,
+        repository_roots=roots,
+        repository_python=options.repository_python,
     )
     out = sys.stdout.buffer
     if options.describe:

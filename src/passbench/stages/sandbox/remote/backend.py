@@ -96,8 +96,8 @@ class RemoteBackend(ABC):
     def _no_repositories(self) -> str:
         """Why this backend refuses repository programs (one line)."""
         return (
-            f"{self.where} does not run repository programs (SWE-bench) yet: "
-            "use --backend local, ray or remote"
+            f"{self.where} does not run repository programs (SWE-bench): "
+            "use --backend local, docker, podman, ray or remote"
         )
 
     def _extra_hint(self) -> str:

@@ -37,7 +37,9 @@ from passbench.stages.sandbox.base import (
     SandboxConfig,
     WarnCallback,
 )
-from passbench.stages.sandbox.remote.backend import RemoteBackend
+from passbench.stages.sandbox.host.repositories import REPOSITORY_PROCESSES
+from passbench.stages.sandbox.remote.backend import REPOSITORY_EXTRAS, RemoteBackend
+from passbench.stages.sandbox.remote.container_repos import RepositoryBatch, repository_batch
 from passbench.stages.sandbox.remote.images import (
     LABEL_PYTHON,
     LABEL_VERSION,
@@ -66,6 +68,11 @@ OVERHEAD_MB = 512
 #: get their own RLIMIT_NOFILE from the limits). An explicit value: the engines' default
 #: (often 1048576) fails where the host's hard limit is lower and root lacks CAP_SYS_RESOURCE.
 NOFILE = 4096
+#: A repository run's share of the container's /tmp (MiB): its working copy, its install
+#: prefix and its tests' temporary files.
+REPOSITORY_TMP_MB = 4096
+#: What the agent of a container of repository programs runs with, as root (run_command).
+ROOT_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETFCAP")
 #: How long close() keeps removing containers that are still starting.
 REMOVE_WAIT_S = 30.0
 
@@ -194,12 +201,34 @@ def run_command(
     workers: int,
     *,
     allow_unsandboxed: bool = False,
+    repositories: RepositoryBatch | None = None,
 ) -> list[str]:
-    """The `ENGINE run` command of one container running `workers` samples at a time."""
+    """The `ENGINE run` command of one container running `workers` samples at a time
+    (`repositories`: a container of repository programs, shown what they name)."""
     tmp_mb = limits.tmp_mb * workers + 64
     # samples' address spaces (their RLIMIT_AS) and their /tmp (a tmpfs counts as memory)
     memory_mb = (limits.memory_mb + limits.tmp_mb) * workers + OVERHEAD_MB
     pids = limits.processes * workers + 64
+    user = [f"--user={USER}"]
+    shown: list[str] = []
+    agent: list[str] = []
+    if repositories is not None:
+        # a repository run's working copy, its install prefix and its tests' /tmp are in the
+        # container's /tmp (memory, as a tmpfs), beside its tests' own memory and processes
+        tmp_mb += REPOSITORY_TMP_MB * workers
+        memory_mb += (repositories.memory_mb + REPOSITORY_TMP_MB) * workers
+        pids += max(limits.processes, REPOSITORY_PROCESSES) * workers
+        # root, with only what the local backend's repository sandbox uses as root: a user
+        # namespace in which the tests are host `nobody` and the loopback services another
+        # user (writing its uid_map and gid_map: SETUID, SETGID, and SETFCAP to map root), the
+        # working copy and scratch handed to `nobody` (CHOWN), set up and removed after the run
+        # although `nobody` owns them (FOWNER, DAC_OVERRIDE). Without root, bubblewrap maps the
+        # tests to the agent's own user, and there are no services or tarpit. Root also reads
+        # a base interpreter under /root (pyenv's default), whose mount point is in the image's
+        # root-only /root. Still no network, a read-only root, no new privileges.
+        user = ["--user=0:0", *(f"--cap-add={cap}" for cap in ROOT_CAPABILITIES)]
+        shown = repositories.engine_options()
+        agent = repositories.agent_options()
     command = [
         engine,
         "run",
@@ -218,13 +247,16 @@ def run_command(
         f"--ulimit=nproc={pids}:{pids}",
         "--cap-drop=ALL",
         "--security-opt=no-new-privileges",
-        f"--user={USER}",
+        *user,
         # bubblewrap mounts a fresh /proc for each sample, which the kernel allows only where
         # no part of /proc is masked: the engines mask /proc/kcore, /proc/keys, ... by default
         *_nesting_options(engine),
+        *shown,
         image_id,
         # the environment is the image's, by id, under a read-only root: nothing to re-hash
+        # (repository programs' environments are checked by the agent, which finds them)
         "--skip-integrity-check",
+        *agent,
     ]
     if allow_unsandboxed:
         command.append("--allow-unsandboxed")
@@ -254,6 +286,10 @@ def chunks(programs: list[Program], size: int = CHUNK) -> list[list[Program]]:
 class ContainerSandbox(RemoteBackend):
     """A Sandbox whose programs run in containers of the runner image (docker or podman)."""
 
+    # the container is on this machine: it is shown what they name (container_repos.py)
+    runs_repositories = True
+    repository_extras = frozenset(REPOSITORY_EXTRAS)
+
     def __init__(self, config: SandboxConfig, engine: str, warn: WarnCallback | None = None):
         if engine not in ENGINES:
             raise SandboxError(f"unknown container engine '{engine}' (known: docker, podman)")
@@ -282,6 +318,17 @@ class ContainerSandbox(RemoteBackend):
         """Names of this sandbox's containers now running (the engine's `--name`)."""
         with self._lock:
             return sorted(self._live)
+
+    def _unsupported(self, programs: list[Program]) -> str | None:
+        """Besides what every backend refuses: what this machine lacks of the repositories
+        and environments the programs name, before any container starts."""
+        refused = super()._unsupported(programs)
+        if refused is None:
+            try:
+                repository_batch(programs, self.where, self.config.python)
+            except SandboxError as error:
+                return str(error)
+        return refused
 
     def _attempt(self, programs: list[Program]) -> Iterator[ExecResult]:
         batches = chunks(programs)
@@ -350,6 +397,8 @@ class ContainerSandbox(RemoteBackend):
             self.config.limits,
             self.workers_each,
             allow_unsandboxed=self.config.allow_unsandboxed,
+            # only what this container's programs name
+            repositories=repository_batch(programs, self.where, self.config.python),
         )
         where = f"{self.engine} container {name}"
         with self._lock:

@@ -200,6 +200,15 @@ class E2BSandbox(RemoteBackend):
     """A Sandbox whose programs run in E2B sandboxes made from `E2BConfig.template`
     (default DEFAULT_TEMPLATE)."""
 
+    def _no_repositories(self) -> str:
+        # an E2B sandbox runs on E2B's machines: it cannot be shown this machine's mirrors and
+        # test environments, and has none of its own (runs_repositories stays False)
+        return (
+            f"{self.where} does not run repository programs (SWE-bench): its sandboxes run on "
+            "E2B's machines, which have none of this machine's mirrors and test environments; "
+            "use --backend local, docker, podman, ray or remote"
+        )
+
     def __init__(self, config: SandboxConfig, warn: WarnCallback | None = None) -> None:
         _require_api_key()
         self._e2b = _sdk()
