@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 .venv/bin/lint-imports
 # build/junit.xml: where the time went (scripts/test_durations.py build/junit.xml)
 # The modules spread over two pytest-xdist workers (one per core; the sandbox tests start their
-# own workers, so more would only queue); `-n 0` (or any -n/--dist of the caller's) overrides.
-spread=(-n 2 --dist loadfile)
+# own workers, so more would only queue), the slowest files first (tests/ordering.py); `-n 0`
+# (or any -n/--dist of the caller's) overrides.
+spread=(-n 2 --dist loadfile --no-loadscope-reorder)
 for argument in "$@"; do
     case "$argument" in -n | -n* | --numprocesses* | --dist*) spread=() ;; esac
 done

@@ -1,7 +1,11 @@
 """Where the test suite's time goes: seconds per folder and per file from a pytest JUnit XML.
 
     bash scripts/check.sh            # writes build/junit.xml
-    .venv/bin/python scripts/test_durations.py build/junit.xml [--top 25]
+    .venv/bin/python scripts/test_durations.py build/junit.xml [--top 25] \
+        [--write tests/durations.json]
+
+`--write` records the seconds per file for tests/ordering.py, which sends the slowest files to
+pytest-xdist's workers first; refresh it when the suite's slow files change.
 
 Times are pytest's per-test times (setup + call + teardown, as JUnit records them), so they add
 up to the session's wall time minus collection and start-up. A module-scoped fixture's setup is
@@ -11,6 +15,7 @@ counted in the first test that uses it.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
@@ -30,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("junit_xml")
     parser.add_argument("--top", type=int, default=25, help="how many files to list")
+    parser.add_argument("--write", default=None, help="also write the seconds per file (JSON)")
     args = parser.parse_args(argv)
     root = ElementTree.parse(args.junit_xml).getroot()
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
@@ -52,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nslowest {args.top} files")
     for path, seconds in sorted(by_file.items(), key=lambda item: -item[1])[: args.top]:
         print(f"  {seconds:8.1f} s  {count[path]:4d} tests  {path}")
+    if args.write:
+        slowest = sorted(by_file.items(), key=lambda item: (-item[1], item[0]))
+        rounded = {path: round(seconds, 1) for path, seconds in slowest}
+        with open(args.write, "w", encoding="utf-8") as out:
+            out.write(json.dumps(rounded, indent=1) + "\n")
+        print(f"\nwritten: {args.write}")
     return 0
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from tests.datasets import DATA_DIR
+from tests.ordering import load_durations, slowest_files_first
 
 if TYPE_CHECKING:
     from tests.apps.leaderboard.web.browser import Browser
@@ -46,6 +47,15 @@ def visible_tmp_path() -> Iterator[Path]:
     parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=parent) as folder:
         yield Path(folder)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In pytest-xdist's workers (whose collection order is the controller's queue), the
+    slowest files go first (tests/ordering.py); a run in one process keeps the reading order."""
+    if not hasattr(config, "workerinput"):
+        return
+    order = slowest_files_first([item.nodeid for item in items], load_durations())
+    items[:] = [items[position] for position in order]
 
 
 # ------------------------------------------------ a green run that tested no isolation is red

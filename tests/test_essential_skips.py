@@ -61,11 +61,11 @@ CONFTEST = REPO / "tests" / "conftest.py"
 def _run_guard(pytester: pytest.Pytester, files: dict[str, str], *options: str) -> pytest.RunResult:
     """This repository's tests/conftest.py over `files` (paths under tests/), as CI runs it
     (`options`: "-n", "2" runs it over pytest-xdist workers, as scripts/check.sh does)."""
-    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests").mkdir(exist_ok=True)
     (pytester.path / "tests" / "conftest.py").write_text(CONFTEST.read_text())
     # what the conftest imports of this repository's tests/
-    datasets = CONFTEST.with_name("datasets.py")
-    (pytester.path / "tests" / "datasets.py").write_text(datasets.read_text())
+    for module in ("datasets.py", "ordering.py"):
+        (pytester.path / "tests" / module).write_text(CONFTEST.with_name(module).read_text())
     for name, text in files.items():
         path = pytester.path / "tests" / name
         path.parent.mkdir(parents=True, exist_ok=True)
