@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from passbench.apps.cli import cli
 from passbench.core.errors import SandboxError
-from passbench.core.records import ExecResult, Isolation, Program
+from passbench.core.records import ExecResult, Isolation, Program, RepositorySpec
 from passbench.core.settings.registry import BACKEND_NAMES
 from passbench.stages.sandbox import BACKENDS, TARGETS, Sandbox, describe_backend, open_sandbox
 from passbench.stages.sandbox.base import ContainerConfig, EnvironmentRef, Limits, SandboxConfig
@@ -31,7 +31,11 @@ from passbench.stages.sandbox.remote.container import (
     parse_inspect,
     run_command,
 )
-from passbench.stages.sandbox.remote.container_repos import RepositoryBatch, _cannot_show
+from passbench.stages.sandbox.remote.container_repos import (
+    RepositoryBatch,
+    _cannot_show,
+    repository_batch,
+)
 from passbench.stages.sandbox.remote.images import (
     ImageSpec,
     build_command,
@@ -119,6 +123,34 @@ def test_folders_that_would_hide_the_image_are_not_shown(tmp_path: Path) -> None
         assert why in _cannot_show(folder), folder
     (tmp_path / "a:b").mkdir()
     assert "':', ',' or a space" in _cannot_show(tmp_path / "a:b")
+
+
+def test_a_mirror_that_is_a_link_is_shown_with_where_it_leads(tmp_path: Path) -> None:
+    """A mirror folder of symbolic links to git directories kept elsewhere: the container sees
+    the folder and each link's target, or the links would lead nowhere inside."""
+    kept = tmp_path / "kept" / "repo"
+    subprocess.run(["git", "init", "-q", "--bare", str(kept)], check=True)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+    tree = subprocess.run(
+        ["git", "--git-dir", str(kept), "mktree"], input="", capture_output=True, text=True,
+        check=True,
+    ).stdout.strip()  # fmt: skip
+    commit = subprocess.run(
+        ["git", "--git-dir", str(kept), "commit-tree", tree, "-m", "base"],
+        capture_output=True, text=True, check=True, env=env,
+    ).stdout.strip()  # fmt: skip
+    mirrors = tmp_path / "mirrors"
+    mirrors.mkdir()
+    (mirrors / "owner__name.git").symlink_to(kept)
+    git_dir = str(mirrors / "owner__name.git")
+    spec = RepositorySpec(git_dir=git_dir, commit=commit, script="true", repo="owner/name")
+    program = Program(key="k", task_id="t", source="", style="repository", repository=spec)
+    batch = repository_batch([program], "podman backend", Path(PYTHON))
+    assert batch is not None
+    assert batch.repos_dirs == (mirrors,) and batch.linked_mirrors == (kept,)
+    assert f"--volume={kept}:{kept}:ro" in batch.engine_options()
+    assert batch.agent_options()[:2] == ["--repos", str(mirrors)]  # searched there, by name
 
 
 def test_docker_needs_more_to_nest_bubblewrap_and_networking_is_opt_in() -> None:

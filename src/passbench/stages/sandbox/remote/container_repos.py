@@ -9,7 +9,8 @@ record, Python version and integrity manifest), and refuses the request when any
 Shown, and nothing else of the host:
 
 - the folders holding the mirrors the programs name (the caller's --repos / PASSBENCH_REPOS
-  folder, or the clone cache), their submodules' too;
+  folder, or the clone cache), their submodules' too, and where a mirror that is a symbolic
+  link leads;
 - the environment cache folder of each environment named (the test environment's and the
   loopback services' tool environments': $PASSBENCH_<CACHE>_ENV_DIR, else envs/<cache> in the
   user data folder, as `RepositoryRoots` finds it here);
@@ -74,10 +75,14 @@ class RepositoryBatch:
     # the caller's interpreter and its folders, for programs that name no test environment
     python: Path | None = None
     python_folders: tuple[Path, ...] = ()
+    # where mirrors that are symbolic links lead (a mirror folder of links to git directories
+    # kept elsewhere): shown too, or the links would lead nowhere inside
+    linked_mirrors: tuple[Path, ...] = ()
 
     def folders(self) -> tuple[Path, ...]:
         shown = [
             *self.repos_dirs,
+            *self.linked_mirrors,
             *(folder for _, folder in self.env_dirs),
             *self.base_prefixes,
             *self.python_folders,
@@ -113,9 +118,14 @@ def repository_batch(
     if not specs:
         return None
     repos: dict[Path, None] = {}
+    linked: dict[Path, None] = {}
     for spec in specs:
         for git_dir in (spec.git_dir, *(sub.git_dir for sub in spec.submodules)):
-            repos[Path(git_dir).parent] = None
+            path = Path(git_dir)
+            repos[path.parent] = None
+            target = path.resolve()
+            if target != path.parent.resolve() / path.name:
+                linked[target] = None
     roots = RepositoryRoots(
         repos_dirs=tuple(repos),
         clone_cache=None,
@@ -151,6 +161,7 @@ def repository_batch(
         memory_mb=max(spec.memory_mb for spec in specs),
         python=Path(os.path.abspath(python)) if interpreter is not None else None,
         python_folders=tuple(Path(p) for p in interpreter.paths) if interpreter else (),
+        linked_mirrors=tuple(linked),
     )
     for folder in batch.folders():
         refused = _cannot_show(folder)
