@@ -14,6 +14,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -515,6 +516,58 @@ def test_no_network_not_even_the_hosts_loopback(env: PytestEnv, tmp_path: Path) 
         assert closed.output.splitlines()[-1] == "lo"  # the only interface
         shared = env.run(_repo(tmp_path, SUITE), connect, network=True)  # the control
         assert "connected" in shared.output and shared.network
+
+
+#: Run by root whose capabilities lack CAP_NET_ADMIN, as in a container of the docker and podman
+#: backends (remote/container.py ROOT_CAPABILITIES): one run with the tarpit as it is, then one
+#: without what bubblewrap is asked to give its setup. Prints the first run's output, then the
+#: second one's refusal.
+_WITHOUT_NET_ADMIN = """
+import sys
+from pathlib import Path
+from passbench.core.errors import SandboxError
+from passbench.stages.sandbox.host import repository
+
+connect = (
+    "python3 -c \\"import socket; s = socket.socket(); s.settimeout(0.3)\\n"
+    "try: s.connect(('10.255.255.1', 80))\\nexcept OSError as e: print('connect:', e)\\"; "
+    "grep ^Cap /proc/self/status | cut -f2 | sort -u"
+)
+run = repository.RepositoryRun(
+    working_copy=Path(sys.argv[1]), command=connect, timeout_s=60, tarpit=True
+)
+print(repository.run_repository(run).output, end="")
+repository._TARPIT_CAPABILITIES = ()
+try:
+    repository.run_repository(run)
+except SandboxError as error:
+    print("refused:", error)
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="the tarpit needs passbench run as root")
+def test_the_tarpit_is_set_up_by_root_without_cap_net_admin(tmp_path: Path) -> None:
+    """A connect to an address nothing answers times out (not "Network is unreachable") where
+    root lacks CAP_NET_ADMIN, and the tests hold no capability; a tarpit that cannot be set up
+    refuses the run, with ip's message, instead of letting such tests fail."""
+    (tmp_path / "repo").mkdir()
+    without = ["setpriv", "--bounding-set=-net_admin", "--inh-caps=-net_admin", "--"]
+    done = subprocess.run(
+        [*without, sys.executable, "-c", _WITHOUT_NET_ADMIN, str(tmp_path / "repo")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    ran, capabilities, refused = done.stdout.splitlines()
+    assert ran == "connect: timed out"
+    assert capabilities == "0000000000000000"  # what the tarpit's setup had, the tests have not
+    assert refused.startswith(
+        "refused: passbench: the tarpit could not be set up: RTNETLINK answers: Operation not "
+        "permitted"
+    ), refused
 
 
 @pytest.mark.hostile

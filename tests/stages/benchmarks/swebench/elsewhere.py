@@ -1,8 +1,9 @@
 """What the tests of SWE-bench environments and of the backends that run instances elsewhere
 (test_testenvs.py, test_ray.py, test_remote.py) share: the instances, their pins, the
 evaluation they compare, and a second small bench of the "extras" a runner elsewhere must find
-by identity as well: a requests-style instance whose tests talk to the loopback httpbin (and a
-copy of it for a hostile patch), and an instance whose setup bootstraps a git submodule.
+by identity as well: a requests-style instance whose tests talk to the loopback httpbin and
+wait out a connect in the tarpit (and a copy of it for a hostile patch), and an instance whose
+setup bootstraps a git submodule.
 The fixtures that build them once per test process are in conftest.py."""
 
 from __future__ import annotations
@@ -112,9 +113,12 @@ HOSTILE = "psf__requests-2"  # the same instance, for a patch that tries to disp
 NESTED = "octo__astro-1"  # its setup bootstraps the astropy_helpers submodule
 SUBMODULE_MIRROR = "octo__helpers.git"
 HTTPBIN_TEST = "tests/test_net.py::test_httpbin_answers"
+#: passes only with the tarpit (psf/requests gets one): without it the connect fails at once
+TARPIT_TEST = "tests/test_net.py::test_connect_to_an_unroutable_address_times_out"
 NET_TEST = """\
 import json
 import os
+import socket
 import urllib.request
 
 
@@ -122,6 +126,15 @@ def test_httpbin_answers():
     url = os.environ.get("HTTPBIN_URL", "http://httpbin.org/").rstrip("/") + "/get?probe=1"
     with urllib.request.urlopen(url, timeout=20) as response:
         assert json.load(response)["args"] == {"probe": "1"}
+
+
+def test_connect_to_an_unroutable_address_times_out():
+    sock = socket.socket()
+    sock.settimeout(0.2)
+    try:
+        sock.connect(("10.255.255.1", 80))  # requests' TARPIT
+    except socket.timeout:
+        pass
 """
 
 
@@ -139,7 +152,7 @@ def make_extras(root: Path) -> ExtrasBench:
         ("psf/requests",),
         version="2.4",
         base_files={"tests/test_net.py": NET_TEST},
-        also_passing=(HTTPBIN_TEST,),
+        also_passing=(HTTPBIN_TEST, TARPIT_TEST),
     )
     nested = make_small_bench(
         root / "astro",

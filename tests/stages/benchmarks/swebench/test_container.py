@@ -1,13 +1,13 @@
 """SWE-bench through the `podman` backend, in real containers of the tests' runner image
 (tests/stages/sandbox/container_support.py, built once per source tree and shared with
 tests/stages/sandbox/test_container.py): the small bench's instances (one in a test environment
-built from its pins, one without) and the extras (elsewhere.py: the loopback httpbin, with the
-gold and the hostile patch, and a git submodule), all in one evaluation, get the verdicts a
+built from its pins, one without) and the extras (elsewhere.py: the loopback httpbin, with the gold
+and the hostile patch, the tarpit, and a git submodule), all in one evaluation, get the verdicts a
 local evaluation gives (status, resolution, every test's bucket, channel, environment); the
-container is shown this machine's mirrors, environment cache and interpreters read-only at their
-own paths, and its agent finds and checks them as a Ray node does. A mirror without the commit,
-or an environment that is not there, is named in one line before any container starts. The
-bench and the environment builds are conftest.py's, shared with test_ray.py and test_remote.py."""
+container is shown this machine's mirrors, environment cache and interpreters read-only at their own
+paths, and its agent finds and checks them as a Ray node does. A mirror without the commit, or an
+environment that is not there, is named in one line before any container starts. The bench and the
+environment builds are conftest.py's, shared with test_ray.py and test_remote.py."""
 
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ from .elsewhere import (
     NESTED,
     OTHER,
     SERVED,
+    TARPIT_TEST,
     ExtrasBench,
     evaluate,
     mirror_copies,
@@ -95,8 +96,8 @@ def test_graded_in_containers_as_graded_locally(
 ) -> None:
     """The gold patch in a built environment, a patch that breaks a PASS_TO_PASS test (no
     environment: the caller's interpreter, shown to the container), the loopback httpbin
-    instance with the gold patch and with one that tries to kill, overwrite and displace the
-    service, and the submodule instance: every verdict as locally."""
+    instance (its tarpit too) with the gold patch and with one that tries to kill, overwrite
+    and displace the service, and the submodule instance: every verdict as locally."""
     monkeypatch.setenv(ENV_DIR_VARIABLE, str(envs))
     data, repos = both
     predictions = {INSTANCE: small.gold_patch, OTHER: FIX_AND_BREAK, **extras.predictions}
@@ -119,7 +120,9 @@ def test_graded_in_containers_as_graded_locally(
     for task in (SERVED, HOSTILE, NESTED):
         # the httpbin answered (and was still httpbin under attack); the submodule was there
         assert contained[task]["status"] == "pass", (task, contained[task]["reason"])
-    assert HTTPBIN_TEST in contained[SERVED]["pass_to_pass"]["success"]  # type: ignore[index]
+    # and the tarpit was set up (root in the container lacks CAP_NET_ADMIN)
+    for test in (HTTPBIN_TEST, TARPIT_TEST):
+        assert test in contained[SERVED]["pass_to_pass"]["success"]  # type: ignore[index]
     (log,) = (tmp_path / "podman").rglob(f"{INSTANCE}/test_output.txt")
     assert "pytest-8.3.3" in log.read_text()  # the environment's pytest ran
     built = open_httpbin(httpbin_envs)

@@ -56,7 +56,13 @@ repository-level benchmark runs one shell command in one working copy and reads 
   nothing answers waits for its timeout, as on a networked machine, and nothing leaves the
   namespace. Both are set up by ``launch.sh``, run as namespace root, which then drops root
   and capabilities exactly as below before it execs the command; the services die with the
-  run's pid namespace.
+  run's pid namespace. bubblewrap run by root keeps only root's own capabilities, so it is
+  asked for the tarpit's CAP_NET_ADMIN (which root lacks in a container of the docker and
+  podman backends): held in the run's user namespace, it reaches the run's own network
+  namespace only. The probe before the run sets the tarpit up once in its own namespace: one
+  that cannot be set up here refuses the run (``SandboxError`` with ip's message) rather than
+  let connect-timeout tests fail with "Network is unreachable". A run that shares the host's
+  network gets no tarpit.
 
 Where bubblewrap cannot isolate (not installed, no user namespaces) the run is refused with a
 ``SandboxError`` saying why and how to fix it; there is no unsandboxed fallback here, because
@@ -80,7 +86,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +265,10 @@ def run_repository(run: RepositoryRun) -> RepositoryResult:
     if missing is not None:
         raise SandboxError(refusal(missing, "repository tests", fallback=False))
     _check_paths(run)
+    if run.network and run.tarpit:
+        # the run shares the host's network namespace: no namespace of its own to route into
+        # the tarpit, and none that the setup may touch
+        run = replace(run, tarpit=False)
     as_root = os.geteuid() == 0
     if (run.services or run.tarpit) and not as_root:
         raise SandboxError(
@@ -438,6 +448,15 @@ _TARPIT_SINK = "pbsink"
 _TARPIT_SOURCE = "198.18.0.1"
 _TARPIT_HOP = "198.18.0.2"
 _TARPIT_MAC = "02:00:00:00:00:02"
+#: The line a sandbox prints where the tarpit could not be set up.
+TARPIT_FAILED = "passbench: the tarpit could not be set up"
+#: What the launcher's namespace root is given beyond what root has outside. bubblewrap run by
+#: root keeps only root's own capabilities, and in a container of the docker and podman
+#: backends root has only a few (remote/container.py ROOT_CAPABILITIES), not CAP_NET_ADMIN,
+#: which the tarpit's veth pair and routes need. Given here, it holds in the run's own user
+#: namespace only, over the network namespace that namespace owns (nothing but its loopback and
+#: the tarpit): what any user has after `unshare -rn`. setpriv drops it before the command runs.
+_TARPIT_CAPABILITIES = ("CAP_NET_ADMIN",)
 _NAMESERVER = re.compile(r"^\s*nameserver\s+(\d{1,3}(?:\.\d{1,3}){3})\s*$", re.MULTILINE)
 
 
@@ -464,16 +483,26 @@ def _tarpit_lines(ip: str, resolv_conf: Path = Path("/etc/resolv.conf")) -> list
     return lines
 
 
+def _tarpit_script(ip: str) -> str:
+    """Shell: set up the tarpit; where it fails, one line saying so with ip's own message
+    (TARPIT_FAILED: ...) and a nonzero status."""
+    setup = " && ".join(_tarpit_lines(ip))
+    newline = "$'\\n'"
+    return (
+        f"why=$({{ {setup}; }} 2>&1) || "
+        f'{{ echo "{TARPIT_FAILED}: ${{why//{newline}/; }}"; false; }}'
+    )
+
+
 def _launcher(run: RepositoryRun, tools: _Tools, no_cgroup: bool) -> str:
     """launch.sh: as namespace root, the tarpit's routes and the services (each as
     SERVICE_UID, without capabilities), a wait for their ports, then the command exactly as
     without them (root and capabilities dropped, the limits set)."""
     lines = ["set -u"]
     if run.tarpit:
-        setup = " && ".join(_tarpit_lines(tools.ip))
-        lines.append(
-            f"{{ {setup}; }} >/dev/null 2>&1 || echo 'passbench: the tarpit could not be set up'"
-        )
+        # _probe set up the same tarpit in this sandbox a moment ago, so this fails only by
+        # accident; the line then lands in the run's output before the eval script's
+        lines.append(_tarpit_script(tools.ip))
     for service in run.services:
         user = [
             tools.setpriv,
@@ -512,9 +541,11 @@ def _launcher(run: RepositoryRun, tools: _Tools, no_cgroup: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _bwrap(tools: _Tools, mounts: list[str], userns: int) -> list[str]:
+def _bwrap(tools: _Tools, mounts: list[str], userns: int, *, tarpit: bool = False) -> list[str]:
+    """bubblewrap with `mounts` (`tarpit`, as root: with what its setup needs)."""
     if userns >= 0:
-        return [tools.bwrap, "--userns", str(userns), *mounts, "--"]
+        caps = [arg for cap in _TARPIT_CAPABILITIES for arg in ("--cap-add", cap)]
+        return [tools.bwrap, "--userns", str(userns), *(caps if tarpit else []), *mounts, "--"]
     user = ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     return [tools.bwrap, *user, "--cap-drop", "ALL", *mounts, "--"]
 
@@ -522,10 +553,16 @@ def _bwrap(tools: _Tools, mounts: list[str], userns: int) -> list[str]:
 def _probe(
     tools: _Tools, mounts: list[str], userns: int, no_cgroup: bool, run: RepositoryRun
 ) -> None:
-    """Start this very sandbox once with bash doing nothing: a sandbox that cannot start is
+    """Start this very sandbox once with bash doing nothing (after setting up the tarpit, as
+    the launcher will): a sandbox that cannot start, or a tarpit that cannot be set up here, is
     an error, never a failing test."""
-    argv = [*_bwrap(tools, mounts, userns), *_inner(tools, userns >= 0, no_cgroup, run)]
-    argv += [_BASH, "-c", ":"]
+    inner = [*_inner(tools, userns >= 0, no_cgroup, run), _BASH, "-c", ":"]
+    if run.tarpit:
+        # in the probe's own network namespace, gone with it
+        script = f"{_tarpit_script(tools.ip)} >&2 && exec {shlex.join(inner)}"
+        argv = [*_bwrap(tools, mounts, userns, tarpit=True), _BASH, "-c", script]
+    else:
+        argv = [*_bwrap(tools, mounts, userns), *inner]
     try:
         done = subprocess.run(
             argv,
@@ -540,6 +577,12 @@ def _probe(
         problem = f"bubblewrap could not start a sandbox here: {error}"
         raise SandboxError(refusal(problem, "repository tests", fallback=False)) from error
     if done.returncode != 0:
+        failed = [line for line in done.stderr.splitlines() if line.startswith(TARPIT_FAILED)]
+        if failed:
+            raise SandboxError(
+                f"{failed[0][:500]} (it makes a connect to an address nothing answers time out; "
+                f"without it such tests fail at once, so the run is refused)"
+            )
         found = " ".join((done.stderr or f"exit code {done.returncode}").split())[-500:]
         problem = f"bubblewrap could not start a sandbox here: {found}"
         raise SandboxError(refusal(problem, "repository tests", fallback=False))
@@ -621,7 +664,7 @@ def _execute(
 ) -> RepositoryResult:
     no_cgroup = support.kind == "none"
     if run.services or run.tarpit:
-        argv = [*_bwrap(tools, mounts, userns), _BASH, _LAUNCHER]
+        argv = [*_bwrap(tools, mounts, userns, tarpit=run.tarpit), _BASH, _LAUNCHER]
     else:
         argv = [*_bwrap(tools, mounts, userns), *_inner(tools, userns >= 0, no_cgroup, run)]
         argv += [_BASH, _COMMAND]

@@ -225,7 +225,11 @@ def run_command(
         # although `nobody` owns them (FOWNER, DAC_OVERRIDE). Without root, bubblewrap maps the
         # tests to the agent's own user, and there are no services or tarpit. Root also reads
         # a base interpreter under /root (pyenv's default), whose mount point is in the image's
-        # root-only /root. Still no network, a read-only root, no new privileges.
+        # root-only /root. Still no network, a read-only root, no new privileges. Not NET_ADMIN:
+        # the tarpit's veth pair and routes are in each run's own network namespace, and
+        # bubblewrap gives their setup CAP_NET_ADMIN in the run's user namespace, which owns it
+        # (host/repository.py); the container's own namespace (--network=none: only lo) stays
+        # out of reach.
         user = ["--user=0:0", *(f"--cap-add={cap}" for cap in ROOT_CAPABILITIES)]
         shown = repositories.engine_options()
         agent = repositories.agent_options()
