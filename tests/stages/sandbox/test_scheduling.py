@@ -11,6 +11,7 @@ from passbench.core.records import ErrorCategory, Program
 from passbench.stages.sandbox import Limits, SandboxConfig, open_sandbox
 from passbench.stages.sandbox.base import expected_to_wait
 from passbench.stages.sandbox.host.local import (
+    LocalSandbox,
     auto_concurrency,
     long_computing,
     pick,
@@ -238,3 +239,28 @@ def test_waiting_samples_overlap_beyond_the_core_count() -> None:
         spans.append((float(words[words.index("start") + 1]), float(words[words.index("end") + 1])))
     most = max(sum(start <= t < end for start, end in spans) for t, _ in spans)
     assert most > usable_cores()
+
+
+def _spans(results: list[Any]) -> list[tuple[float, float]]:
+    spans = []
+    for result in results:
+        assert result.status == "pass"
+        words = result.stdout_tail.split()
+        spans.append((float(words[words.index("start") + 1]), float(words[words.index("end") + 1])))
+    return spans
+
+
+@pytest.mark.slow
+def test_programs_measured_waiting_run_beyond_the_automatic_concurrency() -> None:
+    body = "import time\nprint('start', time.time())\ntime.sleep(2)\nprint('end', time.time())"
+    config = SandboxConfig(python=PYTHON, limits=TEST_LIMITS)  # workers: automatic
+    with open_sandbox(config, backend="local-rlimit", warn=lambda m: None) as sandbox:
+        assert isinstance(sandbox, LocalSandbox)
+        count = sandbox.concurrency + 2
+        waiting = [
+            checks_program(f"wait{i}", body, expected_duration_s=2.0, expected_cpu_share=0.01)
+            for i in range(count)
+        ]
+        spans = _spans(list(sandbox.run(waiting)))
+    most = max(sum(start <= t < end for start, end in spans) for t, _ in spans)
+    assert most == count  # every one at once: the concurrency's slots and the waiting room's

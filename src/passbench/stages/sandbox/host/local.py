@@ -4,11 +4,13 @@ Scheduling: the slowest programs (by expected duration) start first; a new sampl
 while fewer than `cores` running samples are actually using CPU (measured by the workers from
 /proc), so tests that sleep or wait overlap with ones that compute, up to a cap on concurrent
 samples derived from the cores and the memory limits. Where an earlier run says how much CPU
-a program uses (`Program.expected_cpu_share`, from the ground truth), two more rules (`pick`): a
-program known to wait takes a free slot even while the cores are busy, and long computing
-programs are spread: one is not started while those already running would fill the cores
-with it (a shorter program goes ahead of it), so they do not all start at once and stretch
-each other.
+a program uses (`Program.expected_cpu_share`, from the ground truth), more rules (`pick`): with
+automatic workers, programs known to wait get a waiting room of slots of their own beyond the
+concurrency (`waiting_room`), so they overlap the computing work without taking its slots;
+otherwise a program known to wait takes a free slot even while the cores are busy. Long
+computing programs are spread: one is not started while those already running would fill the
+cores with it (a shorter program goes ahead of it), so they do not all start at once and
+stretch each other.
 """
 
 from __future__ import annotations
@@ -257,7 +259,11 @@ class LocalSandbox:
             if program.style == "unittest":
                 wanted.update(_UNITTEST_PRELOAD)
         preload = tuple(sorted(wanted))
-        self._waiting_room = waiting_room(programs, self.concurrency, self.config.workers)
+        self._waiting_room = (
+            waiting_room(programs, self.concurrency, self.config.workers)
+            if self.config.waiting_room
+            else 0
+        )
         count = min(self.concurrency + self._waiting_room, len(programs))
         if preload != self._preload:
             for slot in self._slots:  # new modules to preload: fresh workers
