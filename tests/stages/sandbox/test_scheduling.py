@@ -11,11 +11,13 @@ from passbench.core.records import ErrorCategory, Program
 from passbench.stages.sandbox import Limits, SandboxConfig, open_sandbox
 from passbench.stages.sandbox.base import expected_to_wait
 from passbench.stages.sandbox.host.local import (
+    LocalSandbox,
     auto_concurrency,
     long_computing,
     pick,
     schedule,
     usable_cores,
+    waiting_room,
 )
 from passbench.stages.sandbox.verdict import classify
 
@@ -67,17 +69,27 @@ def test_busy_cores_take_only_programs_known_to_wait() -> None:
     assert not long_computing(SHORT) and long_computing(SEABORN) and expected_to_wait(WAITS)
 
 
-def _simulate(programs: list[Program], cores: int, slots: int) -> dict[str, tuple[float, float]]:
+def _simulate(
+    programs: list[Program], cores: int, slots: int, room: int = 0
+) -> dict[str, tuple[float, float]]:
     """Start and end of each program when each takes its expected duration and the backend
-    admits by `pick` (the cores busy when `cores` running programs compute)."""
+    admits by `pick` (the cores busy when `cores` running programs compute), with `room`
+    slots for programs known to wait beyond the `slots`."""
     pending = schedule(programs)
     running: dict[str, tuple[Program, float]] = {}
     spans: dict[str, tuple[float, float]] = {}
     now = 0.0
     while pending or running:
-        while pending and len(running) < slots:
+        while pending and len(running) < slots + room:
             computing = sum(not expected_to_wait(p) for p, _ in running.values())
-            chosen = pick(pending, [p for p, _ in running.values()], cores, computing >= cores)
+            chosen = pick(
+                pending,
+                [p for p, _ in running.values()],
+                cores,
+                computing >= cores,
+                concurrency=slots,
+                waiting_room=room,
+            )
             if chosen is None:
                 break
             program = pending.pop(chosen)
@@ -105,6 +117,39 @@ def test_waiting_long_work_starts_first_and_long_computing_work_is_spread() -> N
         at_once = sum(spans[k][0] <= moment < spans[k][1] for k in long_ones)
         assert at_once <= 2
     assert len(spans) == 28
+
+
+def test_waiting_test_methods_get_slots_of_their_own_and_leave_the_cores_busy() -> None:
+    # BigCodeBench's full ground truth on 2 cores: 461's 100 s test method and dozens of
+    # 10 s waiting test methods of other tasks; longest first, they used to take every slot
+    # while the short computing tasks queued behind them and the cores sat idle
+    parts = [_timed(f"part{i}", 10.0, 0.1) for i in range(12)]
+    shorts = [_timed(f"short{i}", 3.0, 1.0) for i in range(60)]
+    programs = [WAITS, *parts, *shorts]
+    with_room = _simulate(programs, cores=2, slots=4, room=4)
+    assert min(with_room[p.key][0] for p in shorts) == 0.0
+    # the computing work runs two at a time from the start: everything ends with 461's test
+    assert max(end for _, end in with_room.values()) == WAITS.expected_duration_s
+    assert max(with_room[p.key][1] for p in parts) <= 40.0  # three room slots beside 461's
+    without = _simulate(programs, cores=2, slots=4)  # workers set by hand: no room
+    assert min(without[p.key][0] for p in shorts) >= 10.0
+    assert max(end for _, end in without.values()) > 120.0
+
+
+def test_waiting_room_only_for_measured_waits_and_automatic_workers() -> None:
+    programs = [WAITS, SHORT, KERAS_A, _timed("unknown", 30.0, None)]
+    assert waiting_room(programs, concurrency=4, workers=0) == 1
+    assert waiting_room([_timed(f"p{i}", 10.0, 0.1) for i in range(9)], 4, 0) == 4
+    assert waiting_room(programs, concurrency=4, workers=4) == 0
+    # the room full: a waiting program does not take a general slot while others are pending
+    running = [_timed(f"r{i}", 10.0, 0.1) for i in range(4)]
+    pending = schedule([_timed("part", 10.0, 0.1), SHORT])
+    assert pick(pending, running, cores=2, cores_busy=False, concurrency=4, waiting_room=4) == 1
+    # at the end of the run, with only waiting programs left, it does
+    assert pick(pending[:1], running, 2, False, concurrency=4, waiting_room=4) == 0
+    # the general slots are counted without the room's programs
+    full = [*running, SHORT, SHORT, SHORT, SHORT]
+    assert pick([SHORT], full, cores=8, cores_busy=False, concurrency=4, waiting_room=4) is None
 
 
 def test_auto_concurrency_bounded_by_cores_and_memory() -> None:
@@ -194,3 +239,28 @@ def test_waiting_samples_overlap_beyond_the_core_count() -> None:
         spans.append((float(words[words.index("start") + 1]), float(words[words.index("end") + 1])))
     most = max(sum(start <= t < end for start, end in spans) for t, _ in spans)
     assert most > usable_cores()
+
+
+def _spans(results: list[Any]) -> list[tuple[float, float]]:
+    spans = []
+    for result in results:
+        assert result.status == "pass"
+        words = result.stdout_tail.split()
+        spans.append((float(words[words.index("start") + 1]), float(words[words.index("end") + 1])))
+    return spans
+
+
+@pytest.mark.slow
+def test_programs_measured_waiting_run_beyond_the_automatic_concurrency() -> None:
+    body = "import time\nprint('start', time.time())\ntime.sleep(2)\nprint('end', time.time())"
+    config = SandboxConfig(python=PYTHON, limits=TEST_LIMITS)  # workers: automatic
+    with open_sandbox(config, backend="local-rlimit", warn=lambda m: None) as sandbox:
+        assert isinstance(sandbox, LocalSandbox)
+        count = sandbox.concurrency + 2
+        waiting = [
+            checks_program(f"wait{i}", body, expected_duration_s=2.0, expected_cpu_share=0.01)
+            for i in range(count)
+        ]
+        spans = _spans(list(sandbox.run(waiting)))
+    most = max(sum(start <= t < end for start, end in spans) for t, _ in spans)
+    assert most == count  # every one at once: the concurrency's slots and the waiting room's

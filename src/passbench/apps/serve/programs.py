@@ -193,7 +193,9 @@ class ProgramService:
         if cap > 0:
             workers = min(workers or cap, cap)
         request = replace(request, limits=_within(request.limits, self.config), workers=workers)
-        return replace(agent.sandbox_config(request, self._setup), allow_unsandboxed=False)
+        # no waiting room: a client's programs could claim to wait and double the concurrency
+        config = agent.sandbox_config(request, self._setup)
+        return replace(config, allow_unsandboxed=False, waiting_room=False)
 
     def results(
         self, body: bytes, cancelled: threading.Event | None = None

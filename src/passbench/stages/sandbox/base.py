@@ -116,6 +116,10 @@ class SandboxConfig:
     env: tuple[tuple[str, str], ...] = ()  # extra environment for samples (NLTK_DATA, ...)
     read_only_paths: tuple[Path, ...] = ()  # host paths made visible read-only (data dirs)
     recycle_after: int = 200  # samples a warm worker serves before it is replaced
+    # with automatic workers, slots beyond them for programs an earlier run measured waiting
+    # (the local backend's waiting room); off where the programs' measurements come from
+    # elsewhere (a server's clients could claim any share of a core)
+    waiting_room: bool = True
     # where each worker's disk-backed /tmp is made (None: the user cache folder's
     # passbench/scratch); only those per-worker folders are ever visible to samples
     scratch_dir: Path | None = None

@@ -4,11 +4,13 @@ Scheduling: the slowest programs (by expected duration) start first; a new sampl
 while fewer than `cores` running samples are actually using CPU (measured by the workers from
 /proc), so tests that sleep or wait overlap with ones that compute, up to a cap on concurrent
 samples derived from the cores and the memory limits. Where an earlier run says how much CPU
-a program uses (`Program.expected_cpu_share`, from the ground truth), two more rules (`pick`): a
-program known to wait takes a free slot even while the cores are busy, and long computing
-programs are spread: one is not started while those already running would fill the cores
-with it (a shorter program goes ahead of it), so they do not all start at once and stretch
-each other.
+a program uses (`Program.expected_cpu_share`, from the ground truth), more rules (`pick`): with
+automatic workers, programs known to wait get a waiting room of slots of their own beyond the
+concurrency (`waiting_room`), so they overlap the computing work without taking its slots;
+otherwise a program known to wait takes a free slot even while the cores are busy. Long
+computing programs are spread: one is not started while those already running would fill the
+cores with it (a shorter program goes ahead of it), so they do not all start at once and
+stretch each other.
 """
 
 from __future__ import annotations
@@ -97,25 +99,57 @@ def _cores_taken(program: Program, cores: int) -> float:
 
 
 def pick(
-    pending: Sequence[Program], running: Iterable[Program], cores: int, cores_busy: bool
+    pending: Sequence[Program],
+    running: Iterable[Program],
+    cores: int,
+    cores_busy: bool,
+    *,
+    concurrency: int | None = None,
+    waiting_room: int = 0,
 ) -> int | None:
     """The index in `pending` (longest first) of the program to start in a free slot, or None.
 
+    - `waiting_room` slots beyond the `concurrency` ones (None: no cap) are kept for programs
+      known to wait: while one is free, the longest such program takes it. Those programs do
+      not then take the other slots while anything else is pending, so a run's many waiting
+      test methods (BigCodeBench/461, 1104, 1040, 195) cannot fill every slot and leave the
+      cores idle.
     - The cores busy: only a program known to wait (the longest such), which overlaps its wait
       with the computing ones.
     - Else the first program, unless it is long computing work and the long computing programs
       running would, with it, need more than the cores (by their expected shares of a core,
       half a core of slack for the estimates): then the first program that is not, so long
       computing programs start one after another while the rest fill in around them."""
+    running = list(running)
+    waiting = sum(expected_to_wait(p) for p in running)
+    first_waiting = next((i for i, p in enumerate(pending) if expected_to_wait(p)), None)
+    if waiting < waiting_room and first_waiting is not None:
+        return first_waiting
+    if concurrency is not None and len(running) - min(waiting, waiting_room) >= concurrency:
+        return None
+    if waiting_room and all(expected_to_wait(p) for p in pending):
+        return 0 if pending else None  # the end of the run: nothing else needs the slots
     if cores_busy:
-        return next((i for i, p in enumerate(pending) if expected_to_wait(p)), None)
+        return None if waiting_room else first_waiting
     load = sum(_cores_taken(p, cores) for p in running if long_computing(p))
     for index, program in enumerate(pending):
+        if waiting_room and expected_to_wait(program):
+            continue  # it waits for a slot of the waiting room
         if not long_computing(program):
             return index
         if load == 0 or load + _cores_taken(program, cores) <= cores + WAITING_CPU_SHARE:
             return index
     return None
+
+
+def waiting_room(programs: Sequence[Program], concurrency: int, workers: int) -> int:
+    """Slots beyond the concurrency for the programs an earlier run measured waiting (the
+    ground truth's; samples have no such measurement): as many as the concurrency, fewer if
+    the run has fewer such programs, none when the workers were set by hand (they are then
+    the whole count)."""
+    if workers:
+        return 0
+    return min(concurrency, sum(expected_to_wait(p) for p in programs))
 
 
 @dataclass
@@ -163,6 +197,7 @@ class LocalSandbox:
         self.concurrency = config.workers or auto_concurrency(
             config.limits, self.cores, host_memory_mb()
         )
+        self._waiting_room = 0  # slots for programs known to wait, set per run (`waiting_room`)
         self._slots: list[WorkerHandle] = []
         self._preload: tuple[str, ...] = ()
         self._requested: set[str] = set()  # modules programs asked to preload
@@ -224,7 +259,12 @@ class LocalSandbox:
             if program.style == "unittest":
                 wanted.update(_UNITTEST_PRELOAD)
         preload = tuple(sorted(wanted))
-        count = min(self.concurrency, len(programs))
+        self._waiting_room = (
+            waiting_room(programs, self.concurrency, self.config.workers)
+            if self.config.waiting_room
+            else 0
+        )
+        count = min(self.concurrency + self._waiting_room, len(programs))
         if preload != self._preload:
             for slot in self._slots:  # new modules to preload: fresh workers
                 slot.stop()
@@ -293,12 +333,19 @@ class LocalSandbox:
         now = time.monotonic()
         computing = sum(job.computing() for job in jobs.values())
         for slot in self._slots:
-            if not pending or len(jobs) >= self.concurrency:
+            if not pending or len(jobs) >= self.concurrency + self._waiting_room:
                 return
             if slot.state != "idle":
                 continue
             running = [job.program for job in jobs.values()]
-            index = pick(pending, running, self.cores, cores_busy=computing >= self.cores)
+            index = pick(
+                pending,
+                running,
+                self.cores,
+                cores_busy=computing >= self.cores,
+                concurrency=self.concurrency,
+                waiting_room=self._waiting_room,
+            )
             if index is None:
                 return
             program = pending[index]
