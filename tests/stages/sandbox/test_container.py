@@ -65,7 +65,7 @@ def test_run_command_is_exactly_the_isolating_one() -> None:
     assert command == [
         "podman", "run", "--rm", "--interactive", "--name=passbench-1",
         "--label=org.passbench.agent=1", "--network=none", "--read-only",
-        "--tmpfs=/tmp:rw,nosuid,nodev,mode=1777,size=192m",
+        "--tmpfs=/tmp:rw,exec,nosuid,nodev,mode=1777,size=192m",
         "--memory=2688m", "--memory-swap=2688m", "--pids-limit=192",
         "--ulimit=nofile=4096:4096", "--ulimit=nproc=192:192",
         "--cap-drop=ALL", "--security-opt=no-new-privileges", "--user=10001:10001",
@@ -95,7 +95,8 @@ def test_a_container_of_repository_programs_is_shown_their_folders_read_only() -
     ]  # fmt: skip
     for kept in ("--network=none", "--read-only", "--security-opt=no-new-privileges"):
         assert kept in command
-    assert "--tmpfs=/tmp:rw,nosuid,nodev,mode=1777,size=8384m" in command  # 2 x (64 + 4096) + 64
+    # 2 x (64 + 4096) + 64, and exec: the working copy's programs run from it
+    assert "--tmpfs=/tmp:rw,exec,nosuid,nodev,mode=1777,size=8384m" in command
     assert "--memory=27264m" in command  # 2 x (1024 + 64) + 512 + 2 x (8192 + 4096)
     assert "--pids-limit=1216" in command and "--ulimit=nproc=1216:1216" in command
     volumes = [a for a in command if a.startswith("--volume")]

@@ -243,7 +243,9 @@ def run_command(
         # the samples' network is bubblewrap's to cut; the agent itself needs none
         "--network=none" if not limits.allow_network else "--network=bridge",
         "--read-only",
-        f"--tmpfs=/tmp:rw,nosuid,nodev,mode=1777,size={tmp_mb}m",
+        # exec spelled out: docker adds noexec to a tmpfs that does not say (podman does not), and
+        # tests run programs from it (sympy's bin/test in the working copy, scripts samples write)
+        f"--tmpfs=/tmp:rw,exec,nosuid,nodev,mode=1777,size={tmp_mb}m",
         f"--memory={memory_mb}m",
         f"--memory-swap={memory_mb}m",  # no swap beyond the cap
         f"--pids-limit={pids}",
