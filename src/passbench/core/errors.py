@@ -104,6 +104,12 @@ class SandboxError(PassbenchError):
     """The sandbox failed (as opposed to the program under test failing)."""
 
 
+class HostUnfit(SandboxError):
+    """This machine cannot run the programs as asked (a missing tool, privilege or kernel
+    feature): asking it again cannot help, so a backend that runs programs elsewhere does not
+    retry it."""
+
+
 class BackendUnavailable(SandboxError):
     """A remote backend could not be reached, or dropped the connection mid-run."""
 

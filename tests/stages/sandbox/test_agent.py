@@ -9,7 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from passbench.core.errors import HostUnfit, SandboxError
 from passbench.stages.sandbox.base import EnvironmentRef
+from passbench.stages.sandbox.remote import agent
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
@@ -72,6 +76,23 @@ def test_an_environment_it_lacks_is_an_error_to_retry_elsewhere(tmp_path: Path) 
     assert answer.returncode == 3
     message = json.loads(answer.stdout)
     assert "no 'bigcodebench' environment" in message["error"] and message["retry"] is True
+
+
+def test_a_machine_unfit_for_the_run_says_not_to_retry_other_failures_to_retry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # what the sandbox raises is mapped, not the sandbox itself, so it stands in here
+    request = RunRequest(EnvironmentRef("host"), TEST_LIMITS, 1, ())
+    setup = agent.RunnerSetup()
+    for error, retry in ((HostUnfit("no 'ip' here"), False), (SandboxError("lost"), True)):
+
+        def failing(config: object, error: Exception = error) -> None:
+            raise error
+
+        monkeypatch.setattr(agent, "open_sandbox", failing)
+        (only,) = list(agent.answer(request, setup))
+        message = json.loads(only)
+        assert message["retry"] is retry and str(error) in message["error"]
 
 
 def test_describe_says_what_it_offers(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from passbench.core.errors import SandboxError
+from passbench.core.errors import HostUnfit, SandboxError
 from passbench.core.records import Isolation, LoopbackService
 from passbench.stages.sandbox.host import cgroups
 from passbench.stages.sandbox.host.isolation import bubblewrap_missing, refusal
@@ -263,7 +263,7 @@ def run_repository(run: RepositoryRun) -> RepositoryResult:
     failing, crashing or hanging command is a result, not an error."""
     missing = bubblewrap_missing()
     if missing is not None:
-        raise SandboxError(refusal(missing, "repository tests", fallback=False))
+        raise HostUnfit(refusal(missing, "repository tests", fallback=False))
     _check_paths(run)
     if run.network and run.tarpit:
         # the run shares the host's network namespace: no namespace of its own to route into
@@ -271,7 +271,7 @@ def run_repository(run: RepositoryRun) -> RepositoryResult:
         run = replace(run, tarpit=False)
     as_root = os.geteuid() == 0
     if (run.services or run.tarpit) and not as_root:
-        raise SandboxError(
+        raise HostUnfit(
             "loopback services and the tarpit need passbench run as root (a second user and "
             "namespace root for the network setup inside the sandbox)"
         )
@@ -339,7 +339,7 @@ def _tools(*, network_setup: bool = False) -> _Tools:
     for name in ("bwrap", "setpriv", "prlimit"):
         path = shutil.which(name, path=_TOOL_PATH) or shutil.which(name)
         if path is None or (name != "bwrap" and not under_any(path, SYSTEM_DIRS)):
-            raise SandboxError(
+            raise HostUnfit(
                 f"repository runs need '{name}' under /usr (util-linux, installed on every "
                 f"Debian, Ubuntu and Fedora system; apt-get install util-linux)"
             )
@@ -347,7 +347,7 @@ def _tools(*, network_setup: bool = False) -> _Tools:
     if network_setup:
         ip = shutil.which("ip", path=_TOOL_PATH)
         if ip is None or not under_any(ip, SYSTEM_DIRS):
-            raise SandboxError("the tarpit needs iproute2's 'ip' (apt-get install iproute2)")
+            raise HostUnfit("the tarpit needs iproute2's 'ip' (apt-get install iproute2)")
         found["ip"] = ip
     return _Tools(**found)
 
@@ -579,7 +579,7 @@ def _probe(
     if done.returncode != 0:
         failed = [line for line in done.stderr.splitlines() if line.startswith(TARPIT_FAILED)]
         if failed:
-            raise SandboxError(
+            raise HostUnfit(
                 f"{failed[0][:500]} (it makes a connect to an address nothing answers time out; "
                 f"without it such tests fail at once, so the run is refused)"
             )

@@ -39,7 +39,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import IO, Any
 
-from passbench.core.errors import PassbenchError, SandboxError, WireError
+from passbench.core.errors import HostUnfit, PassbenchError, SandboxError, WireError
 from passbench.stages.evalenv import EnvInfo, check_integrity, locate_env, spec_names
 from passbench.stages.sandbox import open_sandbox
 from passbench.stages.sandbox.base import EnvironmentRef, SandboxConfig
@@ -169,7 +169,8 @@ def sandbox_config(request: RunRequest, setup: RunnerSetup) -> SandboxConfig:
 
 def answer(request: RunRequest, setup: RunnerSetup) -> Iterator[bytes]:
     """The NDJSON lines answering `request`: verdicts as they finish, then the closing line;
-    an {"error"} line (retry: true, the infrastructure failed) when the sandbox fails."""
+    an {"error"} line (retry: true, the infrastructure failed) when the sandbox fails, retry:
+    false when it cannot work on this machine (HostUnfit: a missing tool or privilege)."""
     refused = refusal(request, setup)
     if refused:
         yield line({"error": refused, "retry": False})
@@ -187,6 +188,8 @@ def answer(request: RunRequest, setup: RunnerSetup) -> Iterator[bytes]:
                 yield line(result_to_json(result))
             done = {"isolation": sandbox.isolation.value, "cgroup": sandbox.cgroup}
         yield line({"done": True, **done})
+    except HostUnfit as error:  # this machine lacks what the run needs: it will lack it again
+        yield line({"error": f"the runner's sandbox failed: {error}", "retry": False})
     except PassbenchError as error:
         yield line({"error": f"the runner's sandbox failed: {error}", "retry": True})
 
