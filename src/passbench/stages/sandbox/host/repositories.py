@@ -34,8 +34,11 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
     if spec is None:
         raise SandboxError(f"{program.key}: a repository program without its repository")
     started = time.monotonic()
-    root = (config.scratch_dir or default_scratch_root()) / "repositories"
+    scratch = config.scratch_dir or default_scratch_root()
+    root = scratch / "repositories"
     root.mkdir(parents=True, exist_ok=True)
+    # the mirrors' history caches, kept between runs (workingcopy.history_cache)
+    caches = scratch / "git-histories"
     working_copy = root / f"{os.getpid()}-{secrets.token_hex(6)}"
     fresh = [
         (working_copy.with_name(f"{working_copy.name}-fresh{index}"), inside)
@@ -45,10 +48,17 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
         for folder, _ in fresh:
             folder.mkdir(mode=0o755)
         try:
-            make_working_copy(program.task_id, Path(spec.git_dir), spec.commit, working_copy)
+            make_working_copy(
+                program.task_id, Path(spec.git_dir), spec.commit, working_copy, caches=caches
+            )
             for sub in spec.submodules:
                 add_submodule(
-                    program.task_id, working_copy, sub.path, Path(sub.git_dir), sub.commit
+                    program.task_id,
+                    working_copy,
+                    sub.path,
+                    Path(sub.git_dir),
+                    sub.commit,
+                    caches=caches,
                 )
         except DatasetError as error:
             return _failed(program, started, f"cannot make the working copy: {error}")
