@@ -58,9 +58,11 @@ new file mode 100644
 """
 
 #: The tests' own time in a test output: pytest's last line ("= 3 passed in 1.25s =", "in
-#: 61.02s (0:01:01)"), sympy's runner ("tests finished: 5 passed, in 0.73 seconds", which the
-#: runner wraps onto a second line when it is long).
-_TEST_TIME = re.compile(r"(?:=+ .*\bin ([0-9.]+)s\b|tests finished: [^=]*?\bin ([0-9.]+) seconds)")
+#: 61.02s (0:01:01)"; before pytest 5.1 "in 1.25 seconds"), sympy's runner ("tests finished: 5
+#: passed, in 0.73 seconds", which the runner wraps onto a second line when it is long).
+_TEST_TIME = re.compile(
+    r"(?:=+ .*\bin ([0-9.]+)(?:s| seconds)\b|tests finished: [^=]*?\bin ([0-9.]+) seconds)"
+)
 
 
 def parse_arguments() -> argparse.Namespace:
