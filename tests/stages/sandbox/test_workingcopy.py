@@ -147,7 +147,7 @@ def test_the_history_walks_are_shown_the_cache(
     def recording(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         env = kwargs["env"]
         assert isinstance(env, dict)
-        for command in ("for-each-ref", "pack-objects", "read-tree"):
+        for command in ("for-each-ref", "pack-objects", "read-tree", "checkout.workers=2"):
             if command in args:
                 alternates = env.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "")
                 seen[command] = (alternates, "--use-bitmap-index" in args)
@@ -156,6 +156,7 @@ def test_the_history_walks_are_shown_the_cache(
     monkeypatch.setattr(workingcopy, "run_git", recording)
     make_working_copy("o/p", bare, commits["base"], tmp_path / "w", caches=caches)
     objects = str((bare / "objects").resolve())
+    assert seen["read-tree"] == seen.pop("checkout.workers=2")
     assert seen == {
         "for-each-ref": (cache, False),
         "pack-objects": (f"{cache}{os.pathsep}{objects}", True),
