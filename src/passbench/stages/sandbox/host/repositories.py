@@ -34,11 +34,9 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
     if spec is None:
         raise SandboxError(f"{program.key}: a repository program without its repository")
     started = time.monotonic()
-    scratch = config.scratch_dir or default_scratch_root()
-    root = scratch / "repositories"
+    root = (config.scratch_dir or default_scratch_root()) / "repositories"
     root.mkdir(parents=True, exist_ok=True)
-    # the mirrors' history caches, kept between runs (workingcopy.history_cache)
-    caches = scratch / "git-histories"
+    caches = config.history_dir  # the mirrors' history caches (workingcopy.history_cache)
     working_copy = root / f"{os.getpid()}-{secrets.token_hex(6)}"
     fresh = [
         (working_copy.with_name(f"{working_copy.name}-fresh{index}"), inside)
