@@ -6,6 +6,7 @@ tested in tests/stages/benchmarks/swebench/test_repos.py.)"""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 from pathlib import Path
@@ -231,3 +232,24 @@ def test_where_git_makes_no_cache_the_working_copy_is_made_without_one(
     # a folder git cannot be shown (its name holds the separator of the alternates' list)
     monkeypatch.setattr(workingcopy, "run_git", original)
     assert history_cache(bare, tmp_path / "a:b") is None
+
+
+def test_a_cache_being_made_is_not_waited_for(
+    tmp_path: Path, mirror: tuple[Path, dict[str, str]]
+) -> None:
+    bare, _ = mirror
+    caches = tmp_path / "caches"
+    objects = history_cache(bare, caches)
+    assert objects is not None
+    (lock_file,) = caches.glob("*.lock")
+    with open(lock_file, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another run is making it
+        assert history_cache(bare, caches) == objects  # up to date: used
+        upstream = tmp_path / "upstream"
+        newer = commit(upstream, "four = 4\n", "2020-04-01T00:00:00Z")
+        git(bare, "fetch", "-q", str(upstream), "+refs/heads/*:refs/heads/*")
+        assert history_cache(bare, caches) is None  # out of date: the slow way, no waiting
+        make_working_copy("o/p", bare, newer, tmp_path / "w", caches=caches)
+        assert git(tmp_path / "w", "rev-parse", "HEAD") == newer
+    assert history_cache(bare, caches) == objects  # made again once the lock is free
+    assert newer in git(objects.parent, "rev-list", "--all")
