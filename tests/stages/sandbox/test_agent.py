@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from passbench.stages.sandbox.base import EnvironmentRef
-from passbench.stages.sandbox.remote.agent import RunnerSetup, sandbox_config
+from passbench.stages.sandbox.remote import agent
 from passbench.stages.sandbox.remote.wire import (
     PROTOCOL,
     RunRequest,
@@ -88,6 +88,6 @@ def test_a_runner_keeps_history_caches_only_where_it_says() -> None:
     """A server's runner keeps its mirrors' history caches in its cache folder; an agent in a
     container (its folders last one run) keeps none."""
     request = RunRequest(EnvironmentRef("host"), TEST_LIMITS, 1, ())
-    kept = sandbox_config(request, RunnerSetup(history_dir=Path("/cache/git-histories")))
-    assert kept.history_dir == Path("/cache/git-histories")
-    assert sandbox_config(request, RunnerSetup()).history_dir is None
+    kept = agent.sandbox_config(request, agent.RunnerSetup(history_dir=Path("/cache/histories")))
+    assert kept.history_dir == Path("/cache/histories")
+    assert agent.sandbox_config(request, agent.RunnerSetup()).history_dir is None
