@@ -6,6 +6,7 @@ instance whose environment is official).
     PASSBENCH_DATA_DIR=../shared/datasets .venv/bin/python perf/swebench_ground_truth.py \
         --repos DIR [--subsets requests,flask,pytest] [--benchmark swebench-verified] \
         [--env-dir DIR] [--workers 1] [--skip-create] [--empty-patch] [--tasks ID,ID]
+        [--cache-dir DIR]
 
 DIR holds `<owner>__<name>.git` mirrors (bare or git directories). For each subset, in order:
 `passbench env check <benchmark> --subset S --json`, `passbench env create ... --subset S`
@@ -58,9 +59,11 @@ new file mode 100644
 """
 
 #: The tests' own time in a test output: pytest's last line ("= 3 passed in 1.25s =", "in
-#: 61.02s (0:01:01)"), sympy's runner ("tests finished: 5 passed, in 0.73 seconds", which the
-#: runner wraps onto a second line when it is long).
-_TEST_TIME = re.compile(r"(?:=+ .*\bin ([0-9.]+)s\b|tests finished: [^=]*?\bin ([0-9.]+) seconds)")
+#: 61.02s (0:01:01)"; before pytest 5.1 "in 1.25 seconds"), sympy's runner ("tests finished: 5
+#: passed, in 0.73 seconds", which the runner wraps onto a second line when it is long).
+_TEST_TIME = re.compile(
+    r"(?:=+ .*\bin ([0-9.]+)(?:s| seconds)\b|tests finished: [^=]*?\bin ([0-9.]+) seconds)"
+)
 
 
 def parse_arguments() -> argparse.Namespace:
@@ -77,6 +80,13 @@ def parse_arguments() -> argparse.Namespace:
     )
     parser.add_argument("--no-gold", action="store_true", help="only the empty-patch check")
     parser.add_argument("--name", default="bench_swebench_ground_truth", help="results/NAME.json")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="passbench's cache folder to use (default: a fresh one per evaluation); its "
+        "mirrors' history caches then count once, not in every run (verdicts are never resumed)",
+    )
     parser.add_argument(
         "--together",
         action="store_true",
@@ -157,8 +167,9 @@ def gold_patches(args: argparse.Namespace, subset: str) -> dict[str, str]:
 def evaluate(
     args: argparse.Namespace, subset: str, env: dict[str, str], model: str, patches: dict[str, str]
 ) -> tuple[dict[str, dict[str, Any]], float]:
-    """`passbench evaluate` of `patches` as model `model`'s predictions, with a fresh cache:
-    every instance's verdict entry, and the wall time."""
+    """`passbench evaluate` of `patches` as model `model`'s predictions, with a fresh cache
+    (or `--cache-dir`'s, without resuming): every instance's verdict entry, and the wall
+    time."""
     output = Path(tempfile.mkdtemp(prefix=f"swebench-gt-{subset}-{model}-"))
     samples = output / f"{model}.json"
     predictions = {
@@ -170,7 +181,11 @@ def evaluate(
     argv += ["--output-dir", str(output)]
     if args.tasks or subset == "full":
         argv += ["--tasks", args.tasks or ",".join(sorted(patches))]
-    evaluated, wall = run(argv, {**env, "PASSBENCH_CACHE_DIR": str(output / "cache")})
+    cache = output / "cache"
+    if args.cache_dir is not None:
+        cache = args.cache_dir.resolve()
+        argv.append("--no-resume")
+    evaluated, wall = run(argv, {**env, "PASSBENCH_CACHE_DIR": str(cache)})
     found = list(output.glob("*_eval_results.json"))
     if not found:
         raise SystemExit(f"{subset}: no result file\n{evaluated.stderr[-3000:]}")

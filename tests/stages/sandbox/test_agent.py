@@ -102,3 +102,12 @@ def test_describe_says_what_it_offers(tmp_path: Path) -> None:
     assert offered["protocol"] == PROTOCOL == 2
     assert set(offered["environments"]) == {"host"}
     assert isinstance(offered["bubblewrap"], bool)
+
+
+def test_a_runner_keeps_history_caches_only_where_it_says() -> None:
+    """A server's runner keeps its mirrors' history caches in its cache folder; an agent in a
+    container (its folders last one run) keeps none."""
+    request = RunRequest(EnvironmentRef("host"), TEST_LIMITS, 1, ())
+    kept = agent.sandbox_config(request, agent.RunnerSetup(history_dir=Path("/cache/histories")))
+    assert kept.history_dir == Path("/cache/histories")
+    assert agent.sandbox_config(request, agent.RunnerSetup()).history_dir is None

@@ -107,6 +107,7 @@ class ProgramService:
             env_paths=(("bigcodebench", base.env_dir),) if base.env_dir is not None else (),
             nltk_data=base.nltk_data,
             scratch_dir=config.paths.cache_dir / "scratch",
+            history_dir=config.paths.cache_dir / "git-histories",
             verify=self._verify_once,
             # repository programs reach the sandbox resolved in this server's folders
             # (`_localized`), never with the caller's paths

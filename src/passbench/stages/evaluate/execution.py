@@ -192,6 +192,7 @@ class Execution:
             read_only_paths=tuple(read_only),
             allow_unsandboxed=self.settings.allow_unsandboxed,
             scratch_dir=self.paths.cache_dir / "scratch",
+            history_dir=self.paths.cache_dir / "git-histories",
             environment=environment,
             backend_config=backend_config(
                 self.settings.backend,

@@ -123,6 +123,10 @@ class SandboxConfig:
     # where each worker's disk-backed /tmp is made (None: the user cache folder's
     # passbench/scratch); only those per-worker folders are ever visible to samples
     scratch_dir: Path | None = None
+    # where the local backend keeps its mirrors' history caches between runs, which make a
+    # working copy of a repository program without walking the history (None: no cache; a
+    # runner whose folders last one run, a container's, would pay for it in every run)
+    history_dir: Path | None = None
     # Where bubblewrap cannot isolate, run samples with resource limits only instead of
     # refusing (SandboxError). They can then read and write whatever this user can.
     allow_unsandboxed: bool = False

@@ -213,6 +213,9 @@ def test_the_gold_patch_resolves_and_the_official_files_are_written(
     assert ">>>>> Start Test Output" in (instance_dir / "test_output.txt").read_text()
     run_report = json.loads((tmp_path / "out" / f"org__model.{run_id}.json").read_text())
     assert run_report["schema_version"] == 2 and run_report["resolved_ids"] == [INSTANCE]
+    # the working copy was listed from the mirror's history cache, kept in the cache folder
+    cached = tmp_path / "cache" / "git-histories"
+    assert len(list(cached.glob("*/history.git/objects/pack/*.bitmap"))) == 1
 
 
 def test_an_empty_or_wrong_patch_does_not_resolve(small: SmallBench, tmp_path: Path) -> None:

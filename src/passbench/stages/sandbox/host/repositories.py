@@ -1,6 +1,7 @@
 """How the local backend runs "repository" programs (SWE-bench): a working copy of the commit
 (`workingcopy.make_working_copy`) in the scratch folder, the program's script in a one-shot
-bubblewrap sandbox (`repository.run_repository`), the working copy removed after the run.
+bubblewrap sandbox (`repository.run_repository`), the working copy removed after the run (in
+the background, `workdirs.remove_in_background`).
 
 The verdict's `outputs` carry what the benchmark judges on the host: the run's output, its exit
 code, whether it timed out, and the pytest channel's statuses and whether it was tampered with.
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import time
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from passbench.core.records import ErrorCategory, ExecResult, Program
 from passbench.stages.sandbox.base import SandboxConfig
 from passbench.stages.sandbox.host.launch import inspect_interpreter
 from passbench.stages.sandbox.host.repository import RepositoryRun, run_repository
-from passbench.stages.sandbox.host.workdirs import default_scratch_root
+from passbench.stages.sandbox.host.workdirs import default_scratch_root, remove_in_background
 from passbench.stages.sandbox.host.workingcopy import add_submodule, make_working_copy
 
 #: Processes and threads one run may have at least (a repository's tests and its build).
@@ -36,6 +36,7 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
     started = time.monotonic()
     root = (config.scratch_dir or default_scratch_root()) / "repositories"
     root.mkdir(parents=True, exist_ok=True)
+    caches = config.history_dir  # the mirrors' history caches (workingcopy.history_cache)
     working_copy = root / f"{os.getpid()}-{secrets.token_hex(6)}"
     fresh = [
         (working_copy.with_name(f"{working_copy.name}-fresh{index}"), inside)
@@ -45,10 +46,17 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
         for folder, _ in fresh:
             folder.mkdir(mode=0o755)
         try:
-            make_working_copy(program.task_id, Path(spec.git_dir), spec.commit, working_copy)
+            make_working_copy(
+                program.task_id, Path(spec.git_dir), spec.commit, working_copy, caches=caches
+            )
             for sub in spec.submodules:
                 add_submodule(
-                    program.task_id, working_copy, sub.path, Path(sub.git_dir), sub.commit
+                    program.task_id,
+                    working_copy,
+                    sub.path,
+                    Path(sub.git_dir),
+                    sub.commit,
+                    caches=caches,
                 )
         except DatasetError as error:
             return _failed(program, started, f"cannot make the working copy: {error}")
@@ -77,9 +85,8 @@ def run_repository_program(program: Program, config: SandboxConfig) -> ExecResul
         )
         done = run_repository(run)
     finally:
-        shutil.rmtree(working_copy, ignore_errors=True)
-        for folder, _ in fresh:
-            shutil.rmtree(folder, ignore_errors=True)
+        # removed while the next program starts: nothing reads them after the run
+        remove_in_background([working_copy, *(folder for folder, _ in fresh)])
     channel = done.channel
     return ExecResult(
         key=program.key,

@@ -293,7 +293,9 @@ def run_repository(run: RepositoryRun) -> RepositoryResult:
     finally:
         if userns >= 0:
             os.close(userns)
-        scratch.close()
+        # what the run wrote in /tmp goes while the next run starts (the run is over: nothing
+        # of it is left to write there)
+        scratch.close_in_background()
         shutil.rmtree(private, ignore_errors=True)
 
 

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import tempfile
+import threading
 import weakref
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import platformdirs
@@ -58,6 +61,30 @@ class ScratchFolders:
     def close(self) -> None:
         self._finalizer()
 
+    def close_in_background(self) -> threading.Thread:
+        """`close` in a thread of its own (`remove_in_background`)."""
+        return _background(self._finalizer)
+
+
+def remove_in_background(paths: Iterable[Path]) -> threading.Thread:
+    """Remove folders `paths` and everything in them (never following a symbolic link) in a
+    thread of its own, for a caller that need not wait: a repository run's working copy and
+    /tmp hold thousands of files (pytest's own tests leave a folder per test), which take a
+    second and more to delete. Not a daemon thread: the interpreter waits for it at exit."""
+    folders = list(paths)
+
+    def remove() -> None:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    return _background(remove)
+
+
+def _background(work: Callable[[], object]) -> threading.Thread:
+    thread = threading.Thread(target=work, name="passbench-removal", daemon=False)
+    thread.start()
+    return thread
+
 
 def _sweep(parent: Path) -> None:
     """Remove what sandboxes of passbench processes that no longer exist left behind (killed
@@ -83,4 +110,4 @@ def _alive(pid: int) -> bool:
     return True
 
 
-__all__ = ["ScratchFolders", "default_scratch_root"]
+__all__ = ["ScratchFolders", "default_scratch_root", "remove_in_background"]

@@ -68,6 +68,9 @@ class RunnerSetup:
     env_paths: tuple[tuple[str, Path], ...] = ()
     nltk_data: Path | None = None
     scratch_dir: Path | None = None
+    # where the mirrors' history caches are kept between runs (SandboxConfig.history_dir;
+    # None: none, as in a container whose folders last one run)
+    history_dir: Path | None = None
     allow_unsandboxed: bool = False
     # checks an environment is intact before it runs programs (default: every time)
     verify: Callable[[EnvInfo], None] | None = None
@@ -162,6 +165,7 @@ def sandbox_config(request: RunRequest, setup: RunnerSetup) -> SandboxConfig:
         env=tuple(sorted(env_vars.items())),
         read_only_paths=tuple(read_only),
         scratch_dir=setup.scratch_dir,
+        history_dir=setup.history_dir,
         allow_unsandboxed=setup.allow_unsandboxed,
         environment=identity,
     )
