@@ -4,6 +4,7 @@ workers started together on a new store): every one opens it, and the schema is 
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -11,14 +12,17 @@ from pathlib import Path
 
 import pytest
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect, text
+from sqlalchemy import Engine, inspect, text
+from sqlalchemy.exc import OperationalError
 
+from passbench.apps.leaderboard.store import database
 from passbench.apps.leaderboard.store.database import (
     alembic_config,
     create_store_engine,
     current_revision,
 )
 from passbench.apps.leaderboard.store.models import Base
+from passbench.core.errors import ResultsError
 
 _PROCESSES = 4
 
@@ -105,3 +109,41 @@ def test_processes_upgrading_an_old_store_at_once_all_open_it(
         assert current_revision(engine) == head
     finally:
         engine.dispose()
+
+
+def _locked() -> OperationalError:
+    return OperationalError(
+        "PRAGMA journal_mode=WAL", None, sqlite3.OperationalError("database is locked")
+    )
+
+
+def test_an_upgrade_sqlite_refused_at_once_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SQLite answers "database is locked" without waiting where waiting could deadlock: the
+    # whole upgrade (its own transaction) is tried again, a few times, then a one-line error
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    real = database._upgrade_once
+    calls: list[int] = []
+
+    def flaky(engine: Engine, revision: str) -> None:
+        calls.append(1)
+        if len(calls) < 3:
+            raise _locked()
+        real(engine, revision)
+
+    monkeypatch.setattr(database, "SQLITE_LOCKED_PAUSE_S", 0.0)
+    monkeypatch.setattr(database, "_upgrade_once", flaky)
+    database.upgrade(engine)
+    assert len(calls) == 3 and current_revision(engine) == database.head_revision()
+
+    def always(engine: Engine, revision: str) -> None:
+        calls.append(1)
+        raise _locked()
+
+    calls.clear()
+    monkeypatch.setattr(database, "_upgrade_once", always)
+    with pytest.raises(ResultsError, match="database is locked"):
+        database.upgrade(engine)
+    assert len(calls) == database.SQLITE_LOCKED_ATTEMPTS
+    engine.dispose()

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import platformdirs
 from alembic import command
@@ -35,7 +36,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from passbench.core.errors import InputError, ResultsError
@@ -64,9 +65,10 @@ def store_url(url: str | None = None, environ: Mapping[str, str] | None = None) 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
+    # the wait first: turning a new store's journal to WAL takes a lock another process may hold
+    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
 
 
@@ -113,27 +115,56 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
+#: Attempts at an upgrade that SQLite answered "database is locked" without waiting, and the
+#: first pause between them (doubling).
+SQLITE_LOCKED_ATTEMPTS = 5
+SQLITE_LOCKED_PAUSE_S = 0.1
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Apply the migrations up to `revision` (a no-op when the schema is there), safely while
-    other processes do the same. A database that cannot be opened is a one-line ResultsError."""
-    try:
-        if revision == "head" and current_revision(engine) == head_revision():
-            return  # the usual case: nothing to do, no lock to take
-        with _sqlite_upgrade_lock(engine), engine.begin() as connection:
-            _postgres_upgrade_lock(connection)
-            # alembic reads the revision again under the lock: a process that waited finds
-            # what the one before it did and applies only what is still missing
-            command.upgrade(alembic_config(connection), revision)
-    except DBAPIError as error:
-        raise ResultsError(
-            f"cannot open the store {engine.url.render_as_string(hide_password=True)}: "
-            f"{_first_line(error.orig)}"
-        ) from None
-    except OSError as error:  # the lock file beside a SQLite database
-        raise ResultsError(
-            f"cannot open the store {engine.url.render_as_string(hide_password=True)}: "
-            f"{error.strerror or error}: {error.filename}"
-        ) from None
+    other processes do the same. A database that cannot be opened is a one-line ResultsError.
+
+    SQLite may answer "database is locked" at once instead of waiting out its busy timeout (it
+    does where waiting could deadlock; seen once in 4 processes opening a new store together on
+    a loaded machine): the upgrade is then tried again from the start, a few times. Each attempt
+    is a transaction of its own that reads the revision again, so nothing is applied twice."""
+    for attempt in range(1, SQLITE_LOCKED_ATTEMPTS + 1):
+        try:
+            _upgrade_once(engine, revision)
+            return
+        except OperationalError as error:
+            if not _sqlite_locked(engine, error) or attempt == SQLITE_LOCKED_ATTEMPTS:
+                _raise_unopenable(engine, error)
+            time.sleep(SQLITE_LOCKED_PAUSE_S * 2 ** (attempt - 1))
+        except DBAPIError as error:
+            _raise_unopenable(engine, error)
+        except OSError as error:  # the lock file beside a SQLite database
+            raise ResultsError(
+                f"cannot open the store {engine.url.render_as_string(hide_password=True)}: "
+                f"{error.strerror or error}: {error.filename}"
+            ) from None
+
+
+def _upgrade_once(engine: Engine, revision: str) -> None:
+    if revision == "head" and current_revision(engine) == head_revision():
+        return  # the usual case: nothing to do, no lock to take
+    with _sqlite_upgrade_lock(engine), engine.begin() as connection:
+        _postgres_upgrade_lock(connection)
+        # alembic reads the revision again under the lock: a process that waited finds
+        # what the one before it did and applies only what is still missing
+        command.upgrade(alembic_config(connection), revision)
+
+
+def _sqlite_locked(engine: Engine, error: OperationalError) -> bool:
+    return engine.dialect.name == "sqlite" and "database is locked" in str(error.orig)
+
+
+def _raise_unopenable(engine: Engine, error: DBAPIError) -> NoReturn:
+    raise ResultsError(
+        f"cannot open the store {engine.url.render_as_string(hide_password=True)}: "
+        f"{_first_line(error.orig)}"
+    ) from None
 
 
 def _first_line(error: BaseException | None) -> str:
