@@ -12,36 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.gitrepo import commit_module, git
 
 from passbench.stages.sandbox.host import workingcopy
 from passbench.stages.sandbox.host.workingcopy import history_cache, make_working_copy
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(repo: Path, *args: str, date: str | None = None) -> str:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(GIT_ENV)
-    if date is not None:
-        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
-def commit(repo: Path, text: str, date: str) -> str:
-    (repo / "module.py").write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", text.strip(), date=date)
-    return git(repo, "rev-parse", "HEAD")
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
@@ -61,10 +35,10 @@ def mirror(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     upstream = tmp_path / "upstream"
     upstream.mkdir()
     git(upstream, "init", "-q", "--initial-branch=main")
-    c1 = commit(upstream, "one = 1\n", "2020-01-01T00:00:00Z")
+    c1 = commit_module(upstream, "one = 1\n", "2020-01-01T00:00:00Z")
     git(upstream, "tag", "-a", "v1", "-m", "one", date="2020-01-02T00:00:00Z")
-    base = commit(upstream, "two = 2\n", "2020-02-01T00:00:00Z")
-    later = commit(upstream, "three = 3\n", "2020-03-01T00:00:00Z")
+    base = commit_module(upstream, "two = 2\n", "2020-02-01T00:00:00Z")
+    later = commit_module(upstream, "three = 3\n", "2020-03-01T00:00:00Z")
     git(upstream, "tag", "v2")
     bare = tmp_path / "mirror.git"
     git(tmp_path, "clone", "-q", "--mirror", str(upstream), str(bare))
@@ -178,7 +152,7 @@ def test_the_cache_is_made_once_and_again_when_the_git_directory_changes(
     assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
     # the git directory gets a new commit (and a ref to it): a new cache that has it
     upstream = tmp_path / "upstream"
-    newer = commit(upstream, "four = 4\n", "2020-04-01T00:00:00Z")
+    newer = commit_module(upstream, "four = 4\n", "2020-04-01T00:00:00Z")
     git(bare, "fetch", "-q", str(upstream), "+refs/heads/*:refs/heads/*")
     assert history_cache(bare, caches) == objects
     assert (objects / "info" / "commit-graph").stat().st_ino != first.st_ino
@@ -200,7 +174,7 @@ def test_a_commit_the_refs_did_not_reach_is_walked_the_slow_way(
     # neither refs/heads nor refs/tags holds (a pull request's head)
     upstream = tmp_path / "upstream"
     git(upstream, "checkout", "-q", "-b", "pr", commits["base"])
-    pull = commit(upstream, "pr = 1\n", "2020-02-15T00:00:00Z")
+    pull = commit_module(upstream, "pr = 1\n", "2020-02-15T00:00:00Z")
     git(bare, "fetch", "-q", str(upstream), f"+{pull}:refs/pull/1/head")
     make_working_copy("o/p", bare, pull, tmp_path / "plain")
     make_working_copy("o/p", bare, pull, tmp_path / "cached", caches=caches)
@@ -246,7 +220,7 @@ def test_a_cache_being_made_is_not_waited_for(
         fcntl.flock(held, fcntl.LOCK_EX)  # another run is making it
         assert history_cache(bare, caches) == objects  # up to date: used
         upstream = tmp_path / "upstream"
-        newer = commit(upstream, "four = 4\n", "2020-04-01T00:00:00Z")
+        newer = commit_module(upstream, "four = 4\n", "2020-04-01T00:00:00Z")
         git(bare, "fetch", "-q", str(upstream), "+refs/heads/*:refs/heads/*")
         assert history_cache(bare, caches) is None  # out of date: the slow way, no waiting
         make_working_copy("o/p", bare, newer, tmp_path / "w", caches=caches)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.gitrepo import git, git_output
 
 CALC_BUGGY = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 CALC_FIXED = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -39,26 +39,10 @@ class SmallBench:
     base_commit: str
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.org",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.org",
-    }
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout
-
-
 def _diff(work: Path, path: str, new_text: str) -> str:
     (work / path).write_text(new_text)
-    patch = _git(work, "diff", "--", path)
-    _git(work, "checkout", "--", path)
+    patch = git_output(work, "diff", "--", path)
+    git(work, "checkout", "--", path)
     return patch
 
 
@@ -100,18 +84,18 @@ def _submodule_repo(
     commit exists as well)."""
     work = root / f"submodule-{path}"
     work.mkdir(parents=True)
-    _git(work, "init", "-q", "-b", "main")
+    git(work, "init", "-q", "-b", "main")
     for name, text in files.items():
         (work / name).parent.mkdir(parents=True, exist_ok=True)
         (work / name).write_text(text)
-    _git(work, "add", "-A")
-    _git(work, "commit", "-q", "-m", "the submodule's commit")
-    first = _git(work, "rev-parse", "HEAD").strip()
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "the submodule's commit")
+    first = git(work, "rev-parse", "HEAD")
     (work / "LATER.txt").write_text("a later commit of the submodule\n")
-    _git(work, "add", "-A")
-    _git(work, "commit", "-q", "-m", "later")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "later")
     owner, name = repo.split("/")
-    _git(root, "clone", "-q", "--mirror", str(work), str(repos_dir / f"{owner}__{name}.git"))
+    git(root, "clone", "-q", "--mirror", str(work), str(repos_dir / f"{owner}__{name}.git"))
     return first
 
 
@@ -136,7 +120,7 @@ def make_small_bench(
     repos_dir = root / "repos"
     repos_dir.mkdir()
     gitlink = None if submodule is None else _submodule_repo(root, repos_dir, *submodule)
-    _git(work, "init", "-q", "-b", "main")
+    git(work, "init", "-q", "-b", "main")
     (work / "calc").mkdir()
     (work / "calc" / "__init__.py").write_text(CALC_BUGGY)
     (work / "tests").mkdir()
@@ -146,28 +130,29 @@ def make_small_bench(
     for path, text in (base_files or {}).items():
         (work / path).parent.mkdir(parents=True, exist_ok=True)
         (work / path).write_text(text)
-    _git(work, "add", "-A")
+    git(work, "add", "-A")
     if submodule is not None and gitlink is not None:
         path, repo, _ = submodule
         (work / ".gitmodules").write_text(
             f'[submodule "{path}"]\n\tpath = {path}\n\turl = https://github.com/{repo}.git\n'
         )
         (work / path).mkdir()  # what a clone without --recurse-submodules leaves
-        _git(work, "add", ".gitmodules")
-        _git(work, "update-index", "--add", "--cacheinfo", f"160000,{gitlink},{path}")
-    _git(work, "commit", "-q", "-m", "calc with a bug")
-    _git(work, "tag", "v0.1")
-    base = _git(work, "rev-parse", "HEAD").strip()
+        git(work, "add", ".gitmodules")
+        git(work, "update-index", "--add", "--cacheinfo", f"160000,{gitlink},{path}")
+    git(work, "commit", "-q", "-m", "calc with a bug")
+    git(work, "tag", "v0.1")
+    base = git(work, "rev-parse", "HEAD")
     gold = _diff(work, "calc/__init__.py", CALC_FIXED)
     test_patch = _diff(work, "tests/test_calc.py", TESTS_NEW)
     # the future: the fix itself, and a tag on it, must never reach a working copy
     (work / "calc" / "__init__.py").write_text(CALC_FIXED)
-    _git(work, "commit", "-q", "-am", "the fix (later than the base)")
-    _git(work, "tag", "v0.2")
+    git(work, "commit", "-q", "-am", "the fix (later than the base)")
+    git(work, "tag", "v0.2")
     rows = []
     for number, repo in enumerate(repos, start=1):
         owner, name = repo.split("/")
-        _git(root, "clone", "-q", "--mirror", str(work), str(repos_dir / f"{owner}__{name}.git"))
+        mirror = repos_dir / f"{owner}__{name}.git"
+        git(root, "clone", "-q", "--mirror", str(work), str(mirror))
         rows.append(
             {
                 "repo": repo,

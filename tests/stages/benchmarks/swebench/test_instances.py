@@ -6,13 +6,12 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-import os
 import shlex
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.gitrepo import git, run_git
 
 from passbench.core.errors import DatasetError, InputError
 from passbench.stages.benchmarks.swebench.instances import (
@@ -158,22 +157,13 @@ def test_test_files_keep_created_files_and_new_names(by_id: dict[str, Instance])
 
 def test_a_reset_naming_a_created_file_resets_nothing(tmp_path: Path) -> None:
     """What the rows whose test patch creates a file live with (documented on test_files)."""
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
-    env |= {"GIT_COMMITTER_EMAIL": "t@t"}
-
-    def git(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["git", "-C", str(tmp_path), *args], env=env, capture_output=True, text=True
-        )
-
-    git("init", "-q")
+    git(tmp_path, "init", "-q")
     (tmp_path / "test_old.py").write_text("base\n")
-    git("add", ".")
-    git("commit", "-qm", "base")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "base")
     (tmp_path / "test_old.py").write_text("edited by the model patch\n")
-    reset = git("checkout", "HEAD", "test_old.py", "test_new.py")
-    assert reset.returncode != 0 and "test_new.py" in reset.stderr
+    reset = run_git(tmp_path, "checkout", "HEAD", "test_old.py", "test_new.py", check=False)
+    assert reset.returncode != 0 and b"test_new.py" in reset.stderr
     assert (tmp_path / "test_old.py").read_text() == "edited by the model patch\n"
 
 

@@ -3,12 +3,12 @@ touches."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from tests.gitrepo import git_output
 
 from passbench.core.errors import EnvironmentError_
 from passbench.stages.benchmarks.swebench.patching import (
@@ -22,25 +22,11 @@ from passbench.stages.benchmarks.swebench.patching import (
 )
 
 LINES = "".join(f"line {n}\n" for n in range(1, 13))
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, **GIT_ENV}
-    done = subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, check=True)
-    return done.stdout.decode("utf-8")  # bytes first: text mode would turn CRLF into LF
 
 
 def commit_all(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
+    git_output(repo, "add", "-A")
+    git_output(repo, "commit", "-q", "-m", message)
 
 
 @pytest.fixture
@@ -48,7 +34,7 @@ def repo(tmp_path: Path) -> Path:
     """A working copy: a.txt (12 lines), crlf.txt (CRLF lines), blob.bin (binary)."""
     path = tmp_path / "repo"
     path.mkdir()
-    git(path, "init", "-q")
+    git_output(path, "init", "-q")
     (path / "a.txt").write_text(LINES)
     (path / "crlf.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
     (path / "blob.bin").write_bytes(b"\x00\x01old")
@@ -60,16 +46,16 @@ def diff_of(repo: Path, change: dict[str, bytes], *flags: str) -> str:
     """The `git diff` (with `flags`) that makes `change`, taken and then undone."""
     for name, data in change.items():
         (repo / name).write_bytes(data)
-    git(repo, "add", "-A", "-N")
-    patch = git(repo, "diff", *flags)
-    git(repo, "reset", "-q")
-    git(repo, "checkout", "-q", "--", ".")
-    git(repo, "clean", "-fdq")
+    git_output(repo, "add", "-A", "-N")
+    patch = git_output(repo, "diff", *flags)
+    git_output(repo, "reset", "-q")
+    git_output(repo, "checkout", "-q", "--", ".")
+    git_output(repo, "clean", "-fdq")
     return patch
 
 
 def untracked(repo: Path) -> list[str]:
-    return sorted(git(repo, "ls-files", "--others").split())
+    return sorted(git_output(repo, "ls-files", "--others").split())
 
 
 def test_a_clean_patch_applies_with_the_first_command(repo: Path) -> None:
@@ -174,7 +160,7 @@ def test_an_empty_patch_is_applied_by_gnu_patch(repo: Path) -> None:
     here: it sets empty patches aside as "empty patch" instances first."""
     outcome = apply_patch(repo, "")
     assert (outcome.applied, outcome.command) == (True, APPLY_COMMANDS[-1])
-    assert git(repo, "status", "--porcelain") == ""
+    assert git_output(repo, "status", "--porcelain") == ""
 
 
 def test_a_patch_already_applied_is_verified_by_the_reverse_check(repo: Path) -> None:
@@ -242,15 +228,15 @@ def test_touched_files_names_every_path_once_in_order(repo: Path) -> None:
     (repo / "run.sh").write_text("echo\n")
     (repo / "café.py").write_text("a\n")
     commit_all(repo, "more files")
-    git(repo, "mv", "d/old.py", "d/new.py")
-    git(repo, "rm", "-q", "gone.py")
+    git_output(repo, "mv", "d/old.py", "d/new.py")
+    git_output(repo, "rm", "-q", "gone.py")
     (repo / "a.txt").write_text(LINES + "more\n")
     (repo / "blob.bin").write_bytes(b"\x00\x09")
     (repo / "run.sh").chmod(0o755)
     (repo / "café.py").write_text("b\n")
     (repo / "new file.py").write_text("new\n")
-    git(repo, "add", "-A")
-    patch = git(repo, "diff", "--cached", "-M")
+    git_output(repo, "add", "-A")
+    patch = git_output(repo, "diff", "--cached", "-M")
     assert '"a/caf\\303\\251.py"' in patch  # git quotes the name
     assert touched_files(patch) == (
         "a.txt",

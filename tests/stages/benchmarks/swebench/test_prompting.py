@@ -18,11 +18,10 @@ Nothing of SWE-bench is imported here.
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from tests.gitrepo import git
 
 from passbench.core.errors import DatasetError, InputError
 from passbench.stages.benchmarks.swebench.prompting import (
@@ -265,25 +264,6 @@ def test_readmes_are_root_files_named_readme_in_any_case() -> None:
 
 # --- reading a commit --------------------------------------------------------------------------
 
-_GIT_ENV = {
-    "PATH": os.environ.get("PATH", os.defpath),
-    "HOME": "/nonexistent",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.org",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.org",
-}
-
-
-def _git(work: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=work, env=_GIT_ENV, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
 GOLD_PATCH = (
     "diff --git a/pkg/mod.py b/pkg/mod.py\n"
     "--- a/pkg/mod.py\n+++ b/pkg/mod.py\n"
@@ -298,7 +278,7 @@ def _make_repository(work: Path) -> tuple[str, str]:
     """A working copy whose first commit has every case of reading, and a second commit that
     changes pkg/mod.py. Returns both commits."""
     work.mkdir()
-    _git(work, "init", "--quiet", "--initial-branch=main")
+    git(work, "init", "--quiet", "--initial-branch=main")
     files: dict[str, bytes] = {
         "README.md": b"# Demo\r\nWindows line ends\r\n",
         "readme.txt": "\ufeffplain readme, with a byte order mark\n".encode(),
@@ -319,21 +299,21 @@ def _make_repository(work: Path) -> tuple[str, str]:
     }
     for path, target in links.items():
         (work / path).symlink_to(target)
-    _git(work, "add", "-A")
+    git(work, "add", "-A")
     # A submodule entry (gitlink) named like a readme: a folder in a checkout, not a file.
-    _git(work, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},README-vendor")
-    _git(work, "commit", "--quiet", "-m", "first")
-    first = _git(work, "rev-parse", "HEAD")
+    git(work, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},README-vendor")
+    git(work, "commit", "--quiet", "-m", "first")
+    first = git(work, "rev-parse", "HEAD")
     (work / "pkg/mod.py").write_bytes(b"def f():\n    return 2\n")
-    _git(work, "commit", "--quiet", "-am", "second")
-    return first, _git(work, "rev-parse", "HEAD")
+    git(work, "commit", "--quiet", "-am", "second")
+    return first, git(work, "rev-parse", "HEAD")
 
 
 @pytest.fixture(scope="module")
 def repository(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     root = tmp_path_factory.mktemp("repository")
     first, second = _make_repository(root / "work")
-    _git(root, "clone", "--quiet", "--bare", str(root / "work"), "bare.git")
+    git(root, "clone", "--quiet", "--bare", str(root / "work"), "bare.git")
     return root, first, second
 
 

@@ -11,6 +11,7 @@ test_remote.py."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,15 +59,21 @@ def node_repos(small: SmallBench, tmp_path_factory: pytest.TempPathFactory) -> P
 
 
 @pytest.fixture(scope="module")
+def node_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The nodes' cache folder (PASSBENCH_CACHE_DIR where they run)."""
+    return tmp_path_factory.mktemp("node-cache")
+
+
+@pytest.fixture(scope="module")
 def cluster(
-    node_repos: Path, env_builds: EnvironmentBuilds, tmp_path_factory: pytest.TempPathFactory
+    node_repos: Path, node_cache: Path, env_builds: EnvironmentBuilds
 ) -> Iterator[RayCluster]:
     """Two nodes, each reading its own copy of the mirrors (PASSBENCH_REPOS) and the
     environment cache (PASSBENCH_SWEBENCH_ENV_DIR), as `ray start` on a machine would; started
     while the environment is being built."""
     env = {
         "PASSBENCH_REPOS": str(node_repos),
-        "PASSBENCH_CACHE_DIR": str(tmp_path_factory.mktemp("node-cache")),
+        "PASSBENCH_CACHE_DIR": str(node_cache),
         ENV_DIR_VARIABLE: str(env_builds.folder),
     }
     with running_cluster(nodes=2, cpus_per_node=1, env=env) as started:
@@ -97,6 +104,8 @@ def test_graded_through_ray_as_graded_locally(
     small: SmallBench,
     envs: Path,
     cluster: RayCluster,
+    node_repos: Path,
+    node_cache: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -120,6 +129,11 @@ def test_graded_through_ray_as_graded_locally(
     # the node ran the environment's pytest, as the local run did
     (log,) = (tmp_path / "ray").rglob(f"{INSTANCE}/test_output.txt")
     assert "pytest-8.3.3" in log.read_text()
+    # the working copies were made with a history cache of the node's own mirror, kept in the
+    # node's cache folder for the next run, as a local evaluation keeps one in its own
+    (stamp,) = (node_cache / "git-histories").glob("*/stamp.json")
+    made_from = Path(json.loads(stamp.read_text())["git_dir"])
+    assert made_from.is_relative_to(node_repos.resolve()), made_from
 
 
 def test_the_loopback_httpbin_and_a_submodule_are_found_on_the_nodes(

@@ -4,12 +4,12 @@ with nothing later in them, on real git repositories built here."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from tests.gitrepo import commit_module, git, git_output
 
 from passbench.core.errors import DatasetError, InputError
 from passbench.stages.benchmarks.swebench.instances import Instance
@@ -22,32 +22,6 @@ from passbench.stages.benchmarks.swebench.repos import (
 from passbench.stages.sandbox.host.workingcopy import add_submodule
 
 REPO = "owner/proj"
-BASE_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(repo: Path, *args: str, date: str | None = None) -> str:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(BASE_ENV)
-    if date is not None:
-        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
-def commit(repo: Path, text: str, date: str) -> str:
-    (repo / "module.py").write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", text.strip(), date=date)
-    return git(repo, "rev-parse", "HEAD")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,18 +47,18 @@ def history(tmp_path: Path) -> History:
     upstream = tmp_path / "upstream"
     upstream.mkdir()
     git(upstream, "init", "-q", "--initial-branch=main")
-    c1 = commit(upstream, "one = 1\n", "2020-01-01T00:00:00Z")
+    c1 = commit_module(upstream, "one = 1\n", "2020-01-01T00:00:00Z")
     git(upstream, "tag", "-a", "v0.1", "-m", "release 0.1", date="2020-01-02T00:00:00Z")
     git(upstream, "tag", "light")
     git(upstream, "tag", "-a", "late-tag", "-m", "tagged later", date="2020-04-01T00:00:00Z")
     git(upstream, "checkout", "-q", "-b", "side")
-    side = commit(upstream, "side = 1\n", "2020-01-15T00:00:00Z")
+    side = commit_module(upstream, "side = 1\n", "2020-01-15T00:00:00Z")
     git(upstream, "tag", "side-tag")
     git(upstream, "checkout", "-q", "main")
-    skewed = commit(upstream, "two = 2\n", "2020-05-01T00:00:00Z")
+    skewed = commit_module(upstream, "two = 2\n", "2020-05-01T00:00:00Z")
     git(upstream, "tag", "skewed-tag")
-    base = commit(upstream, "three = 3\n", "2020-02-01T00:00:00Z")
-    later = commit(upstream, "four = 4  # the fix\n", "2020-03-01T00:00:00Z")
+    base = commit_module(upstream, "three = 3\n", "2020-02-01T00:00:00Z")
+    later = commit_module(upstream, "four = 4  # the fix\n", "2020-03-01T00:00:00Z")
     git(upstream, "tag", "-a", "v0.2", "-m", "release 0.2", date="2020-03-02T00:00:00Z")
     git(upstream, "branch", "feature")
     return History(upstream, c1, skewed, base, later, side)
@@ -200,7 +174,7 @@ def test_the_clone_cache_clones_once_and_fetches_a_missing_commit(
     assert_only_the_base_history(copy, history)
     assert sorted(path.name for path in cache.iterdir()) == ["owner__proj.git"]
     # the remote moves on: a commit the cache lacks is fetched, once
-    newer = commit(history.upstream, "five = 5\n", "2020-06-01T00:00:00Z")
+    newer = commit_module(history.upstream, "five = 5\n", "2020-06-01T00:00:00Z")
     git(history.upstream, "push", "-q", str(remotes / "owner/proj.git"), "main")
     copy = source.checkout_commit(REPO, newer, tmp_path / "w2")
     assert (copy / "module.py").read_text() == "five = 5\n"
@@ -352,7 +326,7 @@ def with_submodule(
     git(helpers, "add", "-A")
     git(helpers, "commit", "-q", "-m", "helpers 3.0", date="2020-01-01T00:00:00Z")
     helper = git(helpers, "rev-parse", "HEAD")
-    helper_later = commit(helpers, "later = 1\n", "2020-06-01T00:00:00Z")
+    helper_later = commit_module(helpers, "later = 1\n", "2020-06-01T00:00:00Z")
     upstream = tmp_path / "super"
     upstream.mkdir()
     git(upstream, "init", "-q", "--initial-branch=main")
@@ -406,13 +380,7 @@ def test_the_submodule_is_checked_out_as_git_submodule_update_init_leaves_it(
     (sub,) = bootstrapped_submodules(source.mirror(REPO), made.base)
     add_submodule(REPO, copy, sub.path, source.mirror(sub.repo, sub.commit), sub.commit)
     # " <sha> <path>": initialized and at the gitlink's commit, so ah_bootstrap does nothing
-    status = subprocess.run(
-        ["git", "-C", str(copy), "submodule", "status"],
-        env={**os.environ, **BASE_ENV},
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    status = git_output(copy, "submodule", "status")
     assert status.startswith(f" {made.helper} astropy_helpers")
     assert (copy / "astropy_helpers" / "astropy_helpers" / "__init__.py").is_file()
     assert (copy / "astropy_helpers" / ".git").is_file()  # absorbed under .git/modules

@@ -198,8 +198,11 @@ class NodeRunner:
             # the environment by name and lock, checked intact (SandboxError otherwise), found
             # where this node keeps it (PASSBENCH_ENV_DIR or the default), with the NLTK data
             # it was built with, as a local run uses it
-            # repository programs reach it resolved on this node (`run`)
-            config = sandbox_config(request, RunnerSetup(repositories=True))
+            # repository programs reach it resolved on this node (`run`), their working
+            # copies made with the history caches in this node's cache folder
+            history_dir = self._repositories().roots.history_dir
+            setup = RunnerSetup(repositories=True, history_dir=history_dir)
+            config = sandbox_config(request, setup)
             self._sandbox = open_sandbox(config)
             self._key = key
         return self._sandbox

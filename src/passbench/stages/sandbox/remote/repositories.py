@@ -92,6 +92,9 @@ class RepositoryRoots:
     env_dirs: tuple[tuple[str, Path], ...] = ()  # environment caches by name, over the defaults
     # passbench's clone cache (<cache dir>/repos), searched after `repos_dirs`
     clone_cache: Path | None = None
+    # where the mirrors' history caches are kept (<cache dir>/git-histories, as `evaluate`
+    # keeps them; SandboxConfig.history_dir); None: none
+    history_dir: Path | None = None
     # the caller's mirror folder, when this machine has none of its own and the path exists
     callers_folder: bool = True
     environ: Mapping[str, str] = field(default_factory=dict)
@@ -110,8 +113,13 @@ class RepositoryRoots:
         env = dict(os.environ if environ is None else environ)
         repos = tuple(Path(p).expanduser() for p in env.get(REPOS_VARIABLE, "").split(":") if p)
         cache = env.get(_CACHE_VARIABLE, "").strip()
-        clone_cache = (Path(cache).expanduser() if cache else default_cache_dir()) / "repos"
-        return cls(repos_dirs=repos, clone_cache=clone_cache, environ=env)
+        cache_dir = Path(cache).expanduser() if cache else default_cache_dir()
+        return cls(
+            repos_dirs=repos,
+            clone_cache=cache_dir / "repos",
+            history_dir=cache_dir / "git-histories",
+            environ=env,
+        )
 
     def env_folder(self, cache: str) -> Path:
         explicit = dict(self.env_dirs).get(cache)
