@@ -13,6 +13,7 @@ import pytest
 
 from passbench.core.records import ErrorCategory, ExecResult, Isolation, Program
 from passbench.stages.sandbox import Sandbox, SandboxConfig, open_sandbox
+from passbench.stages.sandbox.host.worker import WorkerHandle
 
 from .conftest import BWRAP, needs_bwrap
 from .helpers import PYTHON, TEST_LIMITS, checks_program, run_one, unittest_program
@@ -465,6 +466,34 @@ def test_workers_are_replaced_after_recycle_after_samples(backend: str) -> None:
         verdicts = {r.key: r.status for r in sandbox.run(programs)}
     assert sorted(Counter(workers).values()) == [2, 2, 2], workers
     assert verdicts == {"r0": "pass", "r1": "pass", "r2": "pass", "wrong": "fail"}
+
+
+@pytest.mark.parametrize("backend", ["local", "local-rlimit"])
+def test_a_worker_that_served_its_share_is_replaced_only_for_work_left(
+    backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six samples on one worker with recycle_after=2 start three workers, not a fourth that
+    nothing would use (one starting while the last samples run takes their CPU); the next run
+    meets a new worker."""
+    if backend == "local" and not BWRAP:
+        pytest.skip("bubblewrap cannot run here")
+    starts: list[int] = []
+    start = WorkerHandle.start
+
+    def counted_start(handle: WorkerHandle) -> None:
+        starts.append(handle.slot)
+        start(handle)
+
+    monkeypatch.setattr(WorkerHandle, "start", counted_start)
+    config = SandboxConfig(python=PYTHON, workers=1, limits=TEST_LIMITS, recycle_after=2)
+    with open_sandbox(config, backend=backend, warn=lambda message: None) as sandbox:
+        who = [checks_program(f"who{i}", WHICH_WORKER) for i in range(6)]
+        first = [_worker_of(result) for result in sandbox.run(who)]
+        started_by_the_first_run = len(starts)
+        (again,) = [_worker_of(r) for r in sandbox.run([checks_program("again", WHICH_WORKER)])]
+    assert sorted(Counter(first).values()) == [2, 2, 2], first
+    assert started_by_the_first_run == 3
+    assert len(starts) == 4 and again not in first
 
 
 def test_unused_program_fields_are_respected() -> None:

@@ -330,6 +330,7 @@ class LocalSandbox:
                     future.cancel()
 
     def _admit(self, pending: deque[Program], jobs: dict[int, _Job]) -> None:
+        self._replace_spent(len(pending))
         now = time.monotonic()
         computing = sum(job.computing() for job in jobs.values())
         for slot in self._slots:
@@ -355,9 +356,22 @@ class LocalSandbox:
             job = jobs[slot.slot] = _Job(program, dispatched=now, cpu_at=now)
             computing += job.computing()
 
+    def _replace_spent(self, pending: int) -> None:
+        """Replace workers that served `recycle_after` programs only when programs are left
+        for them: the ones still idle or starting take the first, so the last programs of a
+        run restart no worker that nothing would use (a worker starting while the last
+        programs run takes their CPU)."""
+        ready = sum(slot.state in ("idle", "starting") for slot in self._slots)
+        for slot in self._slots:
+            if ready >= pending:
+                return
+            if slot.state == "spent":
+                self._restart(slot)
+                ready += 1
+
     def _step(self, jobs: dict[int, _Job]) -> list[ExecResult]:
         """Wait a little for worker messages; handle them and every deadline."""
-        watched = [s for s in self._slots if s.state in ("starting", "idle", "busy")]
+        watched = [s for s in self._slots if s.state in ("starting", "idle", "busy", "spent")]
         if not watched:
             raise SandboxError("no sandbox worker is running")
         timeout = 0.05 if jobs else 0.5
@@ -404,9 +418,8 @@ class LocalSandbox:
         )
         result = self._out_of_memory(slot, result)
         slot.served += 1
-        slot.state = "idle"
-        if slot.served >= self.config.recycle_after:
-            self._restart(slot)
+        # a worker that served its share runs nothing more; replaced when work is left for it
+        slot.state = "spent" if slot.served >= self.config.recycle_after else "idle"
         return result
 
     def _out_of_memory(

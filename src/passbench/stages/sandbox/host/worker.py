@@ -21,7 +21,8 @@ from passbench.stages.sandbox.inside import _frames
 
 
 class WorkerHandle:
-    """One worker process. States: starting -> idle <-> busy -> dead."""
+    """One worker process. States: starting -> idle <-> busy -> dead; busy -> spent (served
+    its share of programs, local.py's recycle_after: idle, but given nothing more) -> dead."""
 
     def __init__(
         self,
@@ -142,7 +143,15 @@ class WorkerHandle:
 
     def stop(self, wait_s: float = 2.0) -> None:
         """Ask the worker to exit, then make sure it (and its whole sandbox) is gone."""
-        if self.process is not None and self.process.poll() is None and self.state == "idle":
+        if (
+            self.process is not None
+            and self.process.poll() is None
+            and self.state
+            in (
+                "idle",
+                "spent",  # served its share of programs (local.py): idle as well
+            )
+        ):
             self.send({"type": "exit"})
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(wait_s)
