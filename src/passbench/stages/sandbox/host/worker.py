@@ -143,15 +143,9 @@ class WorkerHandle:
 
     def stop(self, wait_s: float = 2.0) -> None:
         """Ask the worker to exit, then make sure it (and its whole sandbox) is gone."""
-        if (
-            self.process is not None
-            and self.process.poll() is None
-            and self.state
-            in (
-                "idle",
-                "spent",  # served its share of programs (local.py): idle as well
-            )
-        ):
+        # a spent worker (served its share of programs, local.py) is idle as well
+        idle = self.state in ("idle", "spent")
+        if self.process is not None and self.process.poll() is None and idle:
             self.send({"type": "exit"})
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(wait_s)
