@@ -135,15 +135,12 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
             return
         except OperationalError as error:
             if not _sqlite_locked(engine, error) or attempt == SQLITE_LOCKED_ATTEMPTS:
-                _raise_unopenable(engine, error)
+                _raise_unopenable(engine, _first_line(error.orig))
             time.sleep(SQLITE_LOCKED_PAUSE_S * 2 ** (attempt - 1))
         except DBAPIError as error:
-            _raise_unopenable(engine, error)
+            _raise_unopenable(engine, _first_line(error.orig))
         except OSError as error:  # the lock file beside a SQLite database
-            raise ResultsError(
-                f"cannot open the store {engine.url.render_as_string(hide_password=True)}: "
-                f"{error.strerror or error}: {error.filename}"
-            ) from None
+            _raise_unopenable(engine, f"{error.strerror or error}: {error.filename}")
 
 
 def _upgrade_once(engine: Engine, revision: str) -> None:
@@ -160,11 +157,9 @@ def _sqlite_locked(engine: Engine, error: OperationalError) -> bool:
     return engine.dialect.name == "sqlite" and "database is locked" in str(error.orig)
 
 
-def _raise_unopenable(engine: Engine, error: DBAPIError) -> NoReturn:
-    raise ResultsError(
-        f"cannot open the store {engine.url.render_as_string(hide_password=True)}: "
-        f"{_first_line(error.orig)}"
-    ) from None
+def _raise_unopenable(engine: Engine, why: str) -> NoReturn:
+    store = engine.url.render_as_string(hide_password=True)
+    raise ResultsError(f"cannot open the store {store}: {why}") from None
 
 
 def _first_line(error: BaseException | None) -> str:
